@@ -1,0 +1,215 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { ConfigError } from './errors.js';
+
+type Kind = 'duration' | 'memory' | 'int' | 'boolean' | 'string' | 'enum';
+
+interface OptionSpec<K extends Kind = Kind> {
+  readonly kind: K;
+  readonly default: string;
+  readonly description: string;
+  readonly values?: readonly string[];
+  /** Test-only options: accepted only when debug.allow-test-options is true. */
+  readonly testOnly?: boolean;
+}
+
+/**
+ * Every configuration key the cluster knows, with Flink's names and defaults where Flink has the
+ * same option. Anything else is rejected with the key named.
+ */
+export const OPTIONS = {
+  'execution.batch.job-recovery.enabled': { kind: 'boolean', default: 'false', description: 'Recover batch job progress after a JobMaster failover (FLIP-383).' },
+  'execution.batch.job-recovery.previous-worker.recovery.timeout': { kind: 'duration', default: '30 s', description: 'How long a new leader waits for TaskManagers to report retained partitions.' },
+  'execution.batch.job-recovery.snapshot.min-pause': { kind: 'duration', default: '3 min', description: 'Minimum pause between coordinator snapshots written with finished events.' },
+  'job-event.store.write-buffer.size': { kind: 'memory', default: '1 mb', description: 'Bytes buffered by the JobEventStore before a flush.' },
+  'job-event.store.write-buffer.flush-interval': { kind: 'duration', default: '1 s', description: 'Longest time an event waits in the JobEventStore buffer.' },
+  'job-event.store.durability': { kind: 'enum', default: 'fsync', values: ['fsync', 'flush'], description: 'fsync: every flush is fsynced; flush: written to the OS only.' },
+  'taskmanager.registration.timeout': { kind: 'duration', default: '5 min', description: 'How long a TaskManager that lost its JobMaster keeps retained partitions while it retries registering.' },
+  'taskmanager.numberOfTaskSlots': { kind: 'int', default: '2', description: 'Slots per TaskManager.' },
+  'execution.batch.adaptive.auto-parallelism.min-parallelism': { kind: 'int', default: '1', description: 'Lower bound of a decided parallelism.' },
+  'execution.batch.adaptive.auto-parallelism.max-parallelism': { kind: 'int', default: '128', description: 'Upper bound of a decided parallelism, and the number of subpartitions written for adaptive consumers.' },
+  'execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task': { kind: 'memory', default: '16 mb', description: 'Bytes one task of an adaptive vertex should consume.' },
+  'execution.batch.adaptive.auto-parallelism.default-source-parallelism': { kind: 'int', default: '0', description: 'Parallelism of sources that do not set one (0: one subtask per split, at most max-parallelism).' },
+  'parallelism.default': { kind: 'int', default: '0', description: 'Parallelism of non-source vertices that do not set one (0: decided adaptively).' },
+  'heartbeat.interval': { kind: 'duration', default: '10 s', description: 'Interval of TaskManager heartbeats to the JobMaster.' },
+  'heartbeat.timeout': { kind: 'duration', default: '50 s', description: 'A peer not heard from for this long is considered lost.' },
+  'high-availability.lease.timeout': { kind: 'duration', default: '10 s', description: 'A leader lease not renewed for this long may be taken by a standby.' },
+  'high-availability.lease.renew-interval': { kind: 'duration', default: '2 s', description: 'How often the leader renews its lease.' },
+  'high-availability.lease.poll-interval': { kind: 'duration', default: '1 s', description: 'How often standbys and TaskManagers look at the HA directory.' },
+  'restart-strategy.fixed-delay.attempts': { kind: 'int', default: '20', description: 'Failovers a job may take before it fails.' },
+  'restart-strategy.fixed-delay.delay': { kind: 'duration', default: '1 s', description: 'Delay before a failed task is redeployed.' },
+  'rpc.timeout': { kind: 'duration', default: '10 s', description: 'Deadline of cluster-internal RPCs.' },
+  'rpc.partition-request.timeout': { kind: 'duration', default: '30 s', description: 'Longest wait for the first chunk of a requested subpartition.' },
+  'jobmaster.bind-host': { kind: 'string', default: '127.0.0.1', description: 'Host the JobMaster binds and advertises.' },
+  'jobmaster.port': { kind: 'int', default: '0', description: 'Port of the JobMaster (0: any free port).' },
+  'taskmanager.bind-host': { kind: 'string', default: '127.0.0.1', description: 'Host the TaskManager binds and advertises.' },
+  'taskmanager.port': { kind: 'int', default: '0', description: 'Port of the TaskManager (0: any free port).' },
+  'taskmanager.network.block-size': { kind: 'memory', default: '32 kb', description: 'Size of the blocks a partition is written and streamed in.' },
+  'taskmanager.network.combiner.max-keys': { kind: 'int', default: '100000', description: 'Keys a producer-side combiner holds before it spills to the partition.' },
+  'debug.allow-test-options': { kind: 'boolean', default: 'false', description: 'Allow the debug.* crash points used by tests and the chaos harness.' },
+} as const satisfies Record<string, OptionSpec>;
+
+export type ConfigKey = keyof typeof OPTIONS;
+
+const DURATION_UNITS: Record<string, number> = {
+  ms: 1, milli: 1, millis: 1, millisecond: 1, milliseconds: 1,
+  s: 1000, sec: 1000, secs: 1000, second: 1000, seconds: 1000,
+  m: 60_000, min: 60_000, mins: 60_000, minute: 60_000, minutes: 60_000,
+  h: 3_600_000, hour: 3_600_000, hours: 3_600_000,
+  d: 86_400_000, day: 86_400_000, days: 86_400_000,
+};
+
+const MEMORY_UNITS: Record<string, number> = {
+  b: 1, bytes: 1,
+  k: 1024, kb: 1024, kib: 1024, kibibytes: 1024,
+  m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, mebibytes: 1024 ** 2,
+  g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3, gibibytes: 1024 ** 3,
+};
+
+/** Parses Flink-style durations: "30 s", "3 min", "500ms", "1h"; a bare number is milliseconds. */
+export function parseDuration(text: string, key = 'duration'): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(text);
+  const unit = m?.[2]?.toLowerCase() ?? '';
+  const factor = unit === '' ? 1 : DURATION_UNITS[unit];
+  if (!m || factor === undefined) {
+    throw new ConfigError(`${key}: '${text}' is not a duration; use e.g. '500 ms', '30 s' or '5 min'`);
+  }
+  return Math.round(Number(m[1]) * factor);
+}
+
+/** Parses Flink-style memory sizes: "1 mb", "16mb", "256 kb"; a bare number is bytes. */
+export function parseMemorySize(text: string, key = 'size'): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(text);
+  const unit = m?.[2]?.toLowerCase() ?? '';
+  const factor = unit === '' ? 1 : MEMORY_UNITS[unit];
+  if (!m || factor === undefined) {
+    throw new ConfigError(`${key}: '${text}' is not a memory size; use e.g. '1 mb', '256 kb' or '1048576'`);
+  }
+  return Math.round(Number(m[1]) * factor);
+}
+
+function validate(key: string, value: string, allowTestOptions: boolean): void {
+  const spec = (OPTIONS as Record<string, OptionSpec>)[key];
+  if (!spec) {
+    throw new ConfigError(`unknown configuration key '${key}'; see 'rebound config' for the known keys`);
+  }
+  if (spec.testOnly && !allowTestOptions) {
+    throw new ConfigError(`'${key}' is a test-only option; set debug.allow-test-options=true to use it`);
+  }
+  switch (spec.kind) {
+    case 'duration':
+      parseDuration(value, key);
+      return;
+    case 'memory':
+      parseMemorySize(value, key);
+      return;
+    case 'int':
+      if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${key}: '${value}' is not an integer`);
+      return;
+    case 'boolean':
+      if (!/^(true|false)$/i.test(value.trim())) throw new ConfigError(`${key}: '${value}' is not true or false`);
+      return;
+    case 'enum':
+      if (!spec.values?.includes(value.trim())) {
+        throw new ConfigError(`${key}: '${value}' is not one of ${spec.values?.join(', ')}`);
+      }
+      return;
+    case 'string':
+      return;
+  }
+}
+
+/**
+ * An immutable, validated set of configuration values. Built from defaults, an optional YAML
+ * file (flat Flink-style keys) and `-D key=value` overrides, in that order.
+ */
+export class Configuration {
+  private readonly values: ReadonlyMap<string, string>;
+
+  private constructor(values: Map<string, string>) {
+    this.values = values;
+  }
+
+  static of(overrides: Record<string, string> = {}): Configuration {
+    return Configuration.empty().with(overrides);
+  }
+
+  static empty(): Configuration {
+    return new Configuration(new Map());
+  }
+
+  /** Loads a YAML file of `key: value` pairs (nested maps are joined with dots, as Flink does). */
+  static fromYamlFile(path: string): Configuration {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    }
+    let doc: unknown;
+    try {
+      doc = parseYaml(text);
+    } catch (err) {
+      throw new ConfigError(`config file ${path} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
+    }
+    const flat: Record<string, string> = {};
+    const walk = (prefix: string, node: unknown): void => {
+      if (node !== null && typeof node === 'object' && !Array.isArray(node)) {
+        for (const [k, v] of Object.entries(node)) walk(prefix ? `${prefix}.${k}` : k, v);
+      } else if (prefix) {
+        flat[prefix] = String(node);
+      }
+    };
+    walk('', doc ?? {});
+    return Configuration.of(flat);
+  }
+
+  /** Parses `key=value` strings given with -D. */
+  static parseDynamicProperties(props: readonly string[]): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const p of props) {
+      const i = p.indexOf('=');
+      if (i <= 0) throw new ConfigError(`-D ${p}: expected key=value`);
+      out[p.slice(0, i).trim()] = p.slice(i + 1).trim();
+    }
+    return out;
+  }
+
+  with(overrides: Record<string, string>): Configuration {
+    const next = new Map(this.values);
+    for (const [k, v] of Object.entries(overrides)) next.set(k, String(v));
+    const allowTest = /^true$/i.test(next.get('debug.allow-test-options') ?? 'false');
+    for (const [k, v] of Object.entries(overrides)) validate(k, String(v), allowTest);
+    return new Configuration(next);
+  }
+
+  private raw(key: ConfigKey): string {
+    return this.values.get(key) ?? OPTIONS[key].default;
+  }
+
+  getString(key: ConfigKey): string {
+    return this.raw(key);
+  }
+  getDurationMs(key: ConfigKey): number {
+    return parseDuration(this.raw(key), key);
+  }
+  getBytes(key: ConfigKey): number {
+    return parseMemorySize(this.raw(key), key);
+  }
+  getInt(key: ConfigKey): number {
+    return Number.parseInt(this.raw(key), 10);
+  }
+  getBoolean(key: ConfigKey): boolean {
+    return /^true$/i.test(this.raw(key));
+  }
+
+  /** Only the explicitly set values (what travels with a job or to a child process). */
+  toRecord(): Record<string, string> {
+    return Object.fromEntries(this.values);
+  }
+
+  /** `-D key=value` arguments that reproduce this configuration in a child process. */
+  toDynamicArgs(): string[] {
+    return [...this.values].flatMap(([k, v]) => ['-D', `${k}=${v}`]);
+  }
+}

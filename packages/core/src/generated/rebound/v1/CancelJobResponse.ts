@@ -1,0 +1,10 @@
+// Original file: proto/rebound/v1/dispatcher.proto
+
+
+export interface CancelJobResponse {
+  'state'?: (string);
+}
+
+export interface CancelJobResponse__Output {
+  'state': (string);
+}

@@ -1,0 +1,8 @@
+// Original file: proto/rebound/v1/dispatcher.proto
+
+
+export interface ClusterOverviewRequest {
+}
+
+export interface ClusterOverviewRequest__Output {
+}

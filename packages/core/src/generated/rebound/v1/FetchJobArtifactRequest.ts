@@ -1,0 +1,13 @@
+// Original file: proto/rebound/v1/jobmaster.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface FetchJobArtifactRequest {
+  'job_id'?: (string);
+  'epoch'?: (number | string | Long);
+}
+
+export interface FetchJobArtifactRequest__Output {
+  'job_id': (string);
+  'epoch': (number);
+}

@@ -1,0 +1,13 @@
+// Original file: proto/rebound/v1/taskexecutor.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface GetPartitionsRequest {
+  'epoch'?: (number | string | Long);
+  'job_id'?: (string);
+}
+
+export interface GetPartitionsRequest__Output {
+  'epoch': (number);
+  'job_id': (string);
+}

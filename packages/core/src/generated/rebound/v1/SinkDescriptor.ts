@@ -1,0 +1,12 @@
+// Original file: proto/rebound/v1/jobgraph.proto
+
+
+export interface SinkDescriptor {
+  'operator_id'?: (string);
+  'path'?: (string);
+}
+
+export interface SinkDescriptor__Output {
+  'operator_id': (string);
+  'path': (string);
+}

@@ -1,0 +1,64 @@
+// @ts-nocheck
+import type * as grpc from '@grpc/grpc-js';
+import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
+
+import type { CancelTaskRequest as _rebound_v1_CancelTaskRequest, CancelTaskRequest__Output as _rebound_v1_CancelTaskRequest__Output } from './rebound/v1/CancelTaskRequest.js';
+import type { CancelTaskResponse as _rebound_v1_CancelTaskResponse, CancelTaskResponse__Output as _rebound_v1_CancelTaskResponse__Output } from './rebound/v1/CancelTaskResponse.js';
+import type { DeployTaskResponse as _rebound_v1_DeployTaskResponse, DeployTaskResponse__Output as _rebound_v1_DeployTaskResponse__Output } from './rebound/v1/DeployTaskResponse.js';
+import type { DisconnectJobRequest as _rebound_v1_DisconnectJobRequest, DisconnectJobRequest__Output as _rebound_v1_DisconnectJobRequest__Output } from './rebound/v1/DisconnectJobRequest.js';
+import type { DisconnectJobResponse as _rebound_v1_DisconnectJobResponse, DisconnectJobResponse__Output as _rebound_v1_DisconnectJobResponse__Output } from './rebound/v1/DisconnectJobResponse.js';
+import type { Empty as _rebound_v1_Empty, Empty__Output as _rebound_v1_Empty__Output } from './rebound/v1/Empty.js';
+import type { ExecutionAttemptId as _rebound_v1_ExecutionAttemptId, ExecutionAttemptId__Output as _rebound_v1_ExecutionAttemptId__Output } from './rebound/v1/ExecutionAttemptId.js';
+import type { GetPartitionsRequest as _rebound_v1_GetPartitionsRequest, GetPartitionsRequest__Output as _rebound_v1_GetPartitionsRequest__Output } from './rebound/v1/GetPartitionsRequest.js';
+import type { GetPartitionsResponse as _rebound_v1_GetPartitionsResponse, GetPartitionsResponse__Output as _rebound_v1_GetPartitionsResponse__Output } from './rebound/v1/GetPartitionsResponse.js';
+import type { IOMetrics as _rebound_v1_IOMetrics, IOMetrics__Output as _rebound_v1_IOMetrics__Output } from './rebound/v1/IOMetrics.js';
+import type { InputGateDeploymentDescriptor as _rebound_v1_InputGateDeploymentDescriptor, InputGateDeploymentDescriptor__Output as _rebound_v1_InputGateDeploymentDescriptor__Output } from './rebound/v1/InputGateDeploymentDescriptor.js';
+import type { JobEdge as _rebound_v1_JobEdge, JobEdge__Output as _rebound_v1_JobEdge__Output } from './rebound/v1/JobEdge.js';
+import type { JobGraph as _rebound_v1_JobGraph, JobGraph__Output as _rebound_v1_JobGraph__Output } from './rebound/v1/JobGraph.js';
+import type { JobVertex as _rebound_v1_JobVertex, JobVertex__Output as _rebound_v1_JobVertex__Output } from './rebound/v1/JobVertex.js';
+import type { PartitionLocation as _rebound_v1_PartitionLocation, PartitionLocation__Output as _rebound_v1_PartitionLocation__Output } from './rebound/v1/PartitionLocation.js';
+import type { PartitionWithMetrics as _rebound_v1_PartitionWithMetrics, PartitionWithMetrics__Output as _rebound_v1_PartitionWithMetrics__Output } from './rebound/v1/PartitionWithMetrics.js';
+import type { ReleasePartitionsRequest as _rebound_v1_ReleasePartitionsRequest, ReleasePartitionsRequest__Output as _rebound_v1_ReleasePartitionsRequest__Output } from './rebound/v1/ReleasePartitionsRequest.js';
+import type { ReleasePartitionsResponse as _rebound_v1_ReleasePartitionsResponse, ReleasePartitionsResponse__Output as _rebound_v1_ReleasePartitionsResponse__Output } from './rebound/v1/ReleasePartitionsResponse.js';
+import type { ResultPartitionDeploymentDescriptor as _rebound_v1_ResultPartitionDeploymentDescriptor, ResultPartitionDeploymentDescriptor__Output as _rebound_v1_ResultPartitionDeploymentDescriptor__Output } from './rebound/v1/ResultPartitionDeploymentDescriptor.js';
+import type { ResultPartitionId as _rebound_v1_ResultPartitionId, ResultPartitionId__Output as _rebound_v1_ResultPartitionId__Output } from './rebound/v1/ResultPartitionId.js';
+import type { SinkDescriptor as _rebound_v1_SinkDescriptor, SinkDescriptor__Output as _rebound_v1_SinkDescriptor__Output } from './rebound/v1/SinkDescriptor.js';
+import type { TaskDeploymentDescriptor as _rebound_v1_TaskDeploymentDescriptor, TaskDeploymentDescriptor__Output as _rebound_v1_TaskDeploymentDescriptor__Output } from './rebound/v1/TaskDeploymentDescriptor.js';
+import type { TaskExecutorGatewayClient as _rebound_v1_TaskExecutorGatewayClient, TaskExecutorGatewayDefinition as _rebound_v1_TaskExecutorGatewayDefinition } from './rebound/v1/TaskExecutorGateway.js';
+import type { TaskManagerLocation as _rebound_v1_TaskManagerLocation, TaskManagerLocation__Output as _rebound_v1_TaskManagerLocation__Output } from './rebound/v1/TaskManagerLocation.js';
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new(...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  rebound: {
+    v1: {
+      CancelTaskRequest: MessageTypeDefinition<_rebound_v1_CancelTaskRequest, _rebound_v1_CancelTaskRequest__Output>
+      CancelTaskResponse: MessageTypeDefinition<_rebound_v1_CancelTaskResponse, _rebound_v1_CancelTaskResponse__Output>
+      DeployTaskResponse: MessageTypeDefinition<_rebound_v1_DeployTaskResponse, _rebound_v1_DeployTaskResponse__Output>
+      DisconnectJobRequest: MessageTypeDefinition<_rebound_v1_DisconnectJobRequest, _rebound_v1_DisconnectJobRequest__Output>
+      DisconnectJobResponse: MessageTypeDefinition<_rebound_v1_DisconnectJobResponse, _rebound_v1_DisconnectJobResponse__Output>
+      DistributionPattern: EnumTypeDefinition
+      Empty: MessageTypeDefinition<_rebound_v1_Empty, _rebound_v1_Empty__Output>
+      ExecutionAttemptId: MessageTypeDefinition<_rebound_v1_ExecutionAttemptId, _rebound_v1_ExecutionAttemptId__Output>
+      GetPartitionsRequest: MessageTypeDefinition<_rebound_v1_GetPartitionsRequest, _rebound_v1_GetPartitionsRequest__Output>
+      GetPartitionsResponse: MessageTypeDefinition<_rebound_v1_GetPartitionsResponse, _rebound_v1_GetPartitionsResponse__Output>
+      IOMetrics: MessageTypeDefinition<_rebound_v1_IOMetrics, _rebound_v1_IOMetrics__Output>
+      InputGateDeploymentDescriptor: MessageTypeDefinition<_rebound_v1_InputGateDeploymentDescriptor, _rebound_v1_InputGateDeploymentDescriptor__Output>
+      JobEdge: MessageTypeDefinition<_rebound_v1_JobEdge, _rebound_v1_JobEdge__Output>
+      JobGraph: MessageTypeDefinition<_rebound_v1_JobGraph, _rebound_v1_JobGraph__Output>
+      JobVertex: MessageTypeDefinition<_rebound_v1_JobVertex, _rebound_v1_JobVertex__Output>
+      PartitionLocation: MessageTypeDefinition<_rebound_v1_PartitionLocation, _rebound_v1_PartitionLocation__Output>
+      PartitionWithMetrics: MessageTypeDefinition<_rebound_v1_PartitionWithMetrics, _rebound_v1_PartitionWithMetrics__Output>
+      ReleasePartitionsRequest: MessageTypeDefinition<_rebound_v1_ReleasePartitionsRequest, _rebound_v1_ReleasePartitionsRequest__Output>
+      ReleasePartitionsResponse: MessageTypeDefinition<_rebound_v1_ReleasePartitionsResponse, _rebound_v1_ReleasePartitionsResponse__Output>
+      ResultPartitionDeploymentDescriptor: MessageTypeDefinition<_rebound_v1_ResultPartitionDeploymentDescriptor, _rebound_v1_ResultPartitionDeploymentDescriptor__Output>
+      ResultPartitionId: MessageTypeDefinition<_rebound_v1_ResultPartitionId, _rebound_v1_ResultPartitionId__Output>
+      SinkDescriptor: MessageTypeDefinition<_rebound_v1_SinkDescriptor, _rebound_v1_SinkDescriptor__Output>
+      TaskDeploymentDescriptor: MessageTypeDefinition<_rebound_v1_TaskDeploymentDescriptor, _rebound_v1_TaskDeploymentDescriptor__Output>
+      TaskExecutorGateway: SubtypeConstructor<typeof grpc.Client, _rebound_v1_TaskExecutorGatewayClient> & { service: _rebound_v1_TaskExecutorGatewayDefinition }
+      TaskManagerLocation: MessageTypeDefinition<_rebound_v1_TaskManagerLocation, _rebound_v1_TaskManagerLocation__Output>
+    }
+  }
+}

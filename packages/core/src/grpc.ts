@@ -1,0 +1,130 @@
+import * as grpc from '@grpc/grpc-js';
+import { ErrorCode, ReboundError, fromServiceError, toServiceError } from './errors.js';
+
+/** Options every channel of the cluster uses. Keepalive finds dead peers without waiting for TCP. */
+export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  'grpc.keepalive_time_ms': 10_000,
+  'grpc.keepalive_timeout_ms': 5_000,
+  'grpc.max_receive_message_length': 256 * 1024 * 1024,
+  'grpc.max_send_message_length': 256 * 1024 * 1024,
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1_000,
+};
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: grpc.Metadata,
+  options: grpc.CallOptions,
+  callback: (err: grpc.ServiceError | null, value?: Res) => void,
+) => grpc.ClientUnaryCall;
+
+/**
+ * Calls a unary method with a deadline and turns failures into ReboundErrors carrying the
+ * server's stable code.
+ */
+export function unary<Req, Res>(
+  client: grpc.Client,
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  timeoutMs: number,
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    method.call(client, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, value) => {
+      if (err) reject(fromServiceError(err));
+      else if (value === undefined) reject(new ReboundError(ErrorCode.INTERNAL, 'empty response'));
+      else resolve(value);
+    });
+  });
+}
+
+/**
+ * Wraps an async handler as a grpc-js unary handler; thrown ReboundErrors become statuses with
+ * their code in metadata.
+ */
+export function handleUnary<Req, Res>(
+  fn: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res> | Res,
+): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    Promise.resolve()
+      .then(() => fn(call.request, call))
+      .then(
+        (res) => callback(null, res),
+        (err: unknown) => callback(toServiceError(err)),
+      );
+  };
+}
+
+/** Binds a server; a port in use becomes a clear ADDRESS_IN_USE error. Returns the bound port. */
+export function bindServer(server: grpc.Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+      if (err) {
+        const inUse = /EADDRINUSE|address already in use|No address added/i.test(err.message);
+        reject(
+          new ReboundError(
+            inUse ? ErrorCode.ADDRESS_IN_USE : ErrorCode.UNAVAILABLE,
+            inUse
+              ? `port ${port} on ${host} is already in use; choose another port or use 0 for any free port`
+              : `cannot listen on ${host}:${port}: ${err.message}`,
+          ),
+        );
+      } else {
+        resolve(bound);
+      }
+    });
+  });
+}
+
+export function shutdownServer(server: grpc.Server, graceMs = 2_000): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+export interface RetryOptions {
+  attempts: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+  /** Which failures are worth another try; defaults to UNAVAILABLE / NOT_LEADER. */
+  retryable?: (err: ReboundError) => boolean;
+  signal?: AbortSignal;
+}
+
+const defaultRetryable = (err: ReboundError): boolean =>
+  err.code === ErrorCode.UNAVAILABLE || err.code === ErrorCode.NOT_LEADER || err.code === ErrorCode.LEADER_NOT_FOUND;
+
+/** Retries with exponential backoff and jitter. */
+export async function withRetry<T>(fn: (attempt: number) => Promise<T>, opts: RetryOptions): Promise<T> {
+  let delay = opts.initialDelayMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn(attempt);
+    } catch (raw) {
+      const err = fromServiceError(raw);
+      const retryable = (opts.retryable ?? defaultRetryable)(err);
+      if (!retryable || attempt >= opts.attempts || opts.signal?.aborted) throw err;
+      await sleep(delay * (0.8 + Math.random() * 0.4), opts.signal);
+      delay = Math.min(opts.maxDelayMs, delay * 2);
+    }
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
