@@ -11,11 +11,16 @@ export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_reconnect_backoff_ms': 1_000,
 };
 
-type UnaryMethod<Req, Res> = (
-  request: Req,
+/**
+ * A generated client method. Inference binds to the last overload, `(argument, callback)`;
+ * `unary` calls the full `(argument, metadata, options, callback)` form at run time.
+ */
+type UnaryMethod<Req, Res> = (argument: Req, callback: grpc.requestCallback<Res>) => grpc.ClientUnaryCall;
+type FullUnaryMethod<Req, Res> = (
+  argument: Req,
   metadata: grpc.Metadata,
   options: grpc.CallOptions,
-  callback: (err: grpc.ServiceError | null, value?: Res) => void,
+  callback: grpc.requestCallback<Res>,
 ) => grpc.ClientUnaryCall;
 
 /**
@@ -28,8 +33,9 @@ export function unary<Req, Res>(
   request: Req,
   timeoutMs: number,
 ): Promise<Res> {
+  const full = method as unknown as FullUnaryMethod<Req, Res>;
   return new Promise((resolve, reject) => {
-    method.call(client, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, value) => {
+    full.call(client, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, value) => {
       if (err) reject(fromServiceError(err));
       else if (value === undefined) reject(new ReboundError(ErrorCode.INTERNAL, 'empty response'));
       else resolve(value);

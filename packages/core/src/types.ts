@@ -27,6 +27,7 @@ export type * from './generated/rebound/v1/IOMetrics.js';
 export type * from './generated/rebound/v1/InputGateDeploymentDescriptor.js';
 export type * from './generated/rebound/v1/JobArtifact.js';
 export type * from './generated/rebound/v1/JobEdge.js';
+export type * from './generated/rebound/v1/JobEventFileHeader.js';
 export type * from './generated/rebound/v1/JobGraph.js';
 export type * from './generated/rebound/v1/JobMasterGateway.js';
 export type * from './generated/rebound/v1/JobStatus.js';

@@ -9,6 +9,7 @@ import type { ExecutionVertexFinishedEvent as _rebound_v1_ExecutionVertexFinishe
 import type { ExecutionVertexId as _rebound_v1_ExecutionVertexId, ExecutionVertexId__Output as _rebound_v1_ExecutionVertexId__Output } from './rebound/v1/ExecutionVertexId.js';
 import type { ExecutionVertexResetEvent as _rebound_v1_ExecutionVertexResetEvent, ExecutionVertexResetEvent__Output as _rebound_v1_ExecutionVertexResetEvent__Output } from './rebound/v1/ExecutionVertexResetEvent.js';
 import type { IOMetrics as _rebound_v1_IOMetrics, IOMetrics__Output as _rebound_v1_IOMetrics__Output } from './rebound/v1/IOMetrics.js';
+import type { JobEventFileHeader as _rebound_v1_JobEventFileHeader, JobEventFileHeader__Output as _rebound_v1_JobEventFileHeader__Output } from './rebound/v1/JobEventFileHeader.js';
 import type { JobVertexInputInfo as _rebound_v1_JobVertexInputInfo, JobVertexInputInfo__Output as _rebound_v1_JobVertexInputInfo__Output } from './rebound/v1/JobVertexInputInfo.js';
 import type { OperatorCoordinatorSnapshot as _rebound_v1_OperatorCoordinatorSnapshot, OperatorCoordinatorSnapshot__Output as _rebound_v1_OperatorCoordinatorSnapshot__Output } from './rebound/v1/OperatorCoordinatorSnapshot.js';
 import type { ResultPartitionId as _rebound_v1_ResultPartitionId, ResultPartitionId__Output as _rebound_v1_ResultPartitionId__Output } from './rebound/v1/ResultPartitionId.js';
@@ -29,6 +30,7 @@ export interface ProtoGrpcType {
       ExecutionVertexId: MessageTypeDefinition<_rebound_v1_ExecutionVertexId, _rebound_v1_ExecutionVertexId__Output>
       ExecutionVertexResetEvent: MessageTypeDefinition<_rebound_v1_ExecutionVertexResetEvent, _rebound_v1_ExecutionVertexResetEvent__Output>
       IOMetrics: MessageTypeDefinition<_rebound_v1_IOMetrics, _rebound_v1_IOMetrics__Output>
+      JobEventFileHeader: MessageTypeDefinition<_rebound_v1_JobEventFileHeader, _rebound_v1_JobEventFileHeader__Output>
       JobVertexInputInfo: MessageTypeDefinition<_rebound_v1_JobVertexInputInfo, _rebound_v1_JobVertexInputInfo__Output>
       OperatorCoordinatorSnapshot: MessageTypeDefinition<_rebound_v1_OperatorCoordinatorSnapshot, _rebound_v1_OperatorCoordinatorSnapshot__Output>
       ResultPartitionId: MessageTypeDefinition<_rebound_v1_ResultPartitionId, _rebound_v1_ResultPartitionId__Output>

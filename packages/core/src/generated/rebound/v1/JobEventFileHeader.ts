@@ -1,0 +1,21 @@
+// Original file: proto/rebound/v1/events.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface JobEventFileHeader {
+  'job_id'?: (string);
+  'epoch'?: (number | string | Long);
+  'jobmaster_id'?: (string);
+  'created_at_ms'?: (number | string | Long);
+  'file_index'?: (number);
+  'payload_version'?: (number);
+}
+
+export interface JobEventFileHeader__Output {
+  'job_id': (string);
+  'epoch': (number);
+  'jobmaster_id': (string);
+  'created_at_ms': (number);
+  'file_index': (number);
+  'payload_version': (number);
+}

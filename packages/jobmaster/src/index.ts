@@ -1,0 +1,4 @@
+export { startJobMasterProcess } from './jobmaster-process.js';
+export type { JobMasterProcess, JobMasterProcessOptions } from './jobmaster-process.js';
+export { decideParallelismAndInputs, splitEvenly } from './parallelism-decider.js';
+export type { SubpartitionRange, VertexParallelismAndInputs } from './parallelism-decider.js';

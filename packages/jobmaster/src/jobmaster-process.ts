@@ -1,0 +1,127 @@
+import * as grpc from '@grpc/grpc-js';
+import {
+  NotLeaderError,
+  bindServer,
+  errorMessage,
+  handleUnary,
+  loadProto,
+  shutdownServer,
+  systemClock,
+} from '@rebound/core';
+import type { Clock, Configuration, DispatcherHandlers, JobMasterGatewayHandlers, Logger } from '@rebound/core';
+import { LeaderElectionService } from '@rebound/ha';
+import { LeaderServices } from './leader-services.js';
+
+export interface JobMasterProcess {
+  readonly id: string;
+  readonly address: string;
+  /** Current leader epoch, when this process leads. */
+  leaderEpoch(): number | undefined;
+  close(): Promise<void>;
+}
+
+export interface JobMasterProcessOptions {
+  haDir: string;
+  config: Configuration;
+  id: string;
+  logger: Logger;
+  clock?: Clock;
+}
+
+/**
+ * A JobMaster process: one gRPC server (Dispatcher for clients, JobMasterGateway for
+ * TaskManagers) that serves only while this process holds leadership.
+ */
+export async function startJobMasterProcess(opts: JobMasterProcessOptions): Promise<JobMasterProcess> {
+  const { haDir, config, id } = opts;
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger.child({ component: 'JobMasterProcess', jobmasterId: id });
+  let leader: LeaderServices | undefined;
+  // Leadership changes are applied one after another, never interleaved.
+  let transitions: Promise<void> = Promise.resolve();
+
+  const requireLeader = (): LeaderServices => {
+    if (!leader) throw new NotLeaderError(`JobMaster ${id} is not the leader; clients re-read leader.json and retry`);
+    return leader;
+  };
+
+  const dispatcher: DispatcherHandlers = {
+    SubmitJob: handleUnary(async (req) => ({ job_id: await requireLeader().submit(req) })),
+    ListJobs: handleUnary(async () => ({ jobs: await requireLeader().list() })),
+    GetJobStatus: handleUnary(async (req) => requireLeader().status(req.job_id)),
+    CancelJob: handleUnary(async (req) => ({ state: await requireLeader().cancel(req.job_id) })),
+    GetClusterOverview: handleUnary(async () => {
+      const l = requireLeader();
+      return { jobmaster_id: id, epoch: l.epoch, task_managers: l.registry.overview() };
+    }),
+  };
+
+  const gateway: JobMasterGatewayHandlers = {
+    RegisterTaskManager: handleUnary((req) => {
+      const l = requireLeader();
+      if (req.epoch > l.epoch) throw new NotLeaderError(`epoch ${l.epoch} is older than the epoch ${req.epoch} the TaskManager knows`);
+      return l.registry.register(req);
+    }),
+    Heartbeat: handleUnary((req) => requireLeader().registry.heartbeat(req)),
+    UpdateTaskExecutionState: handleUnary((req) => {
+      requireLeader().onTaskExecutionState(req);
+      return { accepted: true };
+    }),
+    RequestSplit: handleUnary((req) => requireLeader().job(req.execution?.job_id ?? '').requestSplit(req)),
+    FetchJobArtifact: handleUnary(async (req) => {
+      const { bytes, digest } = await requireLeader().moduleBundle(req.job_id);
+      return { module_bundle: bytes, digest };
+    }),
+  };
+
+  const proto = loadProto();
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 256 * 1024 * 1024 });
+  server.addService(proto.Dispatcher.service, dispatcher);
+  server.addService(proto.JobMasterGateway.service, gateway);
+  const host = config.getString('jobmaster.bind-host');
+  const port = await bindServer(server, host, config.getInt('jobmaster.port'));
+  const address = `${host}:${port}`;
+
+  const election = new LeaderElectionService({ haDir, contenderId: id, address, config, logger: opts.logger.child({ component: 'LeaderElection' }), clock });
+  await election.start({
+    grantLeadership: (epoch) => {
+      transitions = transitions.then(async () => {
+        logger.info({ epoch, address }, 'granted leadership');
+        const services = new LeaderServices(epoch, id, address, haDir, config, opts.logger.child({ epoch }), clock);
+        leader = services;
+        try {
+          await services.start();
+        } catch (err) {
+          logger.error({ err: errorMessage(err) }, 'starting leader services failed');
+        }
+      });
+      return transitions;
+    },
+    revokeLeadership: (reason) => {
+      transitions = transitions.then(async () => {
+        logger.warn({ reason }, 'leadership revoked');
+        const old = leader;
+        leader = undefined;
+        await old?.close();
+      });
+      return transitions;
+    },
+  });
+  logger.info({ address }, 'JobMaster started');
+
+  return {
+    id,
+    address,
+    leaderEpoch: () => leader?.epoch,
+    close: async () => {
+      await election.stop();
+      await transitions;
+      const l = leader;
+      leader = undefined;
+      await l?.close();
+      await shutdownServer(server);
+      logger.info('JobMaster stopped');
+    },
+  };
+}
+

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { decideParallelismAndInputs, splitEvenly } from './parallelism-decider.js';
+
+const opts = { minParallelism: 1, maxParallelism: 128, avgDataVolumePerTask: 100 };
+
+describe('decideParallelismAndInputs', () => {
+  it('follows the bytes with even data', () => {
+    const d = decideParallelismAndInputs(new Array(8).fill(50), opts);
+    expect(d.parallelism).toBe(4);
+    expect(d.ranges).toEqual([
+      { start: 0, end: 1 },
+      { start: 2, end: 3 },
+      { start: 4, end: 5 },
+      { start: 6, end: 7 },
+    ]);
+  });
+
+  it('clamps to min and max parallelism', () => {
+    expect(decideParallelismAndInputs([1, 1, 1, 1], { ...opts, minParallelism: 3 }).parallelism).toBe(3);
+    expect(decideParallelismAndInputs(new Array(16).fill(1000), { ...opts, maxParallelism: 5 }).parallelism).toBe(5);
+  });
+
+  it('never decides more subtasks than subpartitions', () => {
+    expect(decideParallelismAndInputs([10_000, 10_000], opts).parallelism).toBe(2);
+  });
+
+  it('gives a skewed subpartition a range of its own', () => {
+    const bytes = [10, 10, 10, 1000, 10, 10, 10, 10];
+    const d = decideParallelismAndInputs(bytes, { ...opts, avgDataVolumePerTask: 300 });
+    expect(d.parallelism).toBe(4);
+    const heavy = d.ranges.find((r) => r.start <= 3 && r.end >= 3)!;
+    // The heavy subpartition does not drag the whole tail with it.
+    expect(d.ranges.filter((r) => r.end < 3 || r.start > 3).length).toBeGreaterThanOrEqual(2);
+    expect(heavy.end - heavy.start).toBeLessThanOrEqual(1);
+  });
+
+  it('uses a fixed parallelism and only decides ranges', () => {
+    const d = decideParallelismAndInputs(new Array(6).fill(1), opts, 3);
+    expect(d.parallelism).toBe(3);
+    expect(d.ranges).toEqual([
+      { start: 0, end: 1 },
+      { start: 2, end: 3 },
+      { start: 4, end: 5 },
+    ]);
+  });
+
+  it('covers every subpartition exactly once with non-empty ranges', () => {
+    for (let n = 1; n < 40; n++) {
+      for (let p = 1; p <= n; p++) {
+        const bytes = Array.from({ length: n }, (_, i) => ((i * 7919) % 13) * (i % 3 === 0 ? 100 : 1));
+        const ranges = splitEvenly(bytes, p);
+        expect(ranges).toHaveLength(p);
+        let next = 0;
+        for (const r of ranges) {
+          expect(r.start).toBe(next);
+          expect(r.end).toBeGreaterThanOrEqual(r.start);
+          next = r.end + 1;
+        }
+        expect(next).toBe(n);
+      }
+    }
+  });
+});

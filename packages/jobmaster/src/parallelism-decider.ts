@@ -1,0 +1,87 @@
+/**
+ * Decides the parallelism of a vertex whose producers have all finished, and which contiguous
+ * subpartition range each of its subtasks consumes (Flink's DefaultVertexParallelismAndInputInfosDecider,
+ * simplified to the all-to-all case every exchange here is).
+ */
+export interface ParallelismDeciderOptions {
+  minParallelism: number;
+  maxParallelism: number;
+  avgDataVolumePerTask: number;
+}
+
+export interface SubpartitionRange {
+  start: number;
+  /** Inclusive. */
+  end: number;
+}
+
+export interface VertexParallelismAndInputs {
+  parallelism: number;
+  /** One range per subtask; the same ranges apply to every producer partition of every input. */
+  ranges: SubpartitionRange[];
+}
+
+/**
+ * @param bytesPerSubpartition bytes summed over all producer partitions of all inputs, indexed
+ *   by subpartition (every producer writes the same number of subpartitions).
+ * @param fixedParallelism the vertex's own parallelism when set (>0): only the ranges are decided.
+ */
+export function decideParallelismAndInputs(
+  bytesPerSubpartition: readonly number[],
+  options: ParallelismDeciderOptions,
+  fixedParallelism = 0,
+): VertexParallelismAndInputs {
+  const n = bytesPerSubpartition.length;
+  if (n === 0) return { parallelism: 1, ranges: [{ start: 0, end: -1 }] };
+  const total = bytesPerSubpartition.reduce((a, b) => a + b, 0);
+  let parallelism: number;
+  if (fixedParallelism > 0) {
+    parallelism = Math.min(fixedParallelism, n);
+  } else {
+    const wanted = Math.ceil(total / Math.max(1, options.avgDataVolumePerTask));
+    parallelism = Math.max(options.minParallelism, Math.min(options.maxParallelism, wanted));
+    parallelism = Math.max(1, Math.min(parallelism, n));
+  }
+  return { parallelism, ranges: splitEvenly(bytesPerSubpartition, parallelism) };
+}
+
+/**
+ * Cuts [0, n) into exactly `parts` contiguous, non-empty ranges whose byte sums are as even as the
+ * subpartition granularity allows: each cut is placed where the running sum is closest to the
+ * ideal boundary k·total/parts, while leaving at least one subpartition for every remaining range.
+ * A heavy (skewed) subpartition gets a range of its own instead of dragging its neighbours along.
+ */
+export function splitEvenly(bytes: readonly number[], parts: number): SubpartitionRange[] {
+  const n = bytes.length;
+  const p = Math.max(1, Math.min(parts, n));
+  const total = bytes.reduce((a, b) => a + b, 0);
+  const prefix = new Array<number>(n + 1);
+  prefix[0] = 0;
+  for (let i = 0; i < n; i++) prefix[i + 1] = prefix[i]! + bytes[i]!;
+  const ranges: SubpartitionRange[] = [];
+  let start = 0;
+  for (let k = 1; k <= p; k++) {
+    if (k === p) {
+      ranges.push({ start, end: n - 1 });
+      break;
+    }
+    const ideal = total === 0 ? (n * k) / p : (total * k) / p;
+    // End (exclusive) may go from start+1 up to n-(p-k) so later ranges stay non-empty.
+    const lo = start + 1;
+    const hi = n - (p - k);
+    let best = lo;
+    let bestDiff = Infinity;
+    for (let e = lo; e <= hi; e++) {
+      const value = total === 0 ? e : prefix[e]!;
+      const diff = Math.abs(value - ideal);
+      if (diff < bestDiff) {
+        bestDiff = diff;
+        best = e;
+      }
+      if (value > ideal) break;
+    }
+    ranges.push({ start, end: best - 1 });
+    start = best;
+  }
+  return ranges;
+}

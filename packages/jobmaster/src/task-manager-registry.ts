@@ -1,0 +1,162 @@
+import * as grpc from '@grpc/grpc-js';
+import { CHANNEL_OPTIONS, PeriodicTask, loadProto, unary } from '@rebound/core';
+import type {
+  Clock,
+  Configuration,
+  HeartbeatResponse,
+  Logger,
+  RegisterTaskManagerRequest__Output,
+  RegisterTaskManagerResponse,
+  TaskManagerHeartbeat__Output,
+  TaskManagerInfo,
+} from '@rebound/core';
+import type { TaskExecutorGatewayClient } from '@rebound/core';
+
+export interface RegisteredTaskManager {
+  readonly id: string;
+  readonly address: string;
+  readonly slots: number;
+  freeSlots: number;
+  lastHeartbeatMs: number;
+  readonly registeredAtMs: number;
+  readonly client: TaskExecutorGatewayClient;
+}
+
+export interface TaskManagerRegistryListener {
+  onTaskManagerRegistered(tm: RegisteredTaskManager): void;
+  onTaskManagerLost(tmId: string, reason: string): void;
+}
+
+/**
+ * The leader's view of the TaskManagers: registration, heartbeat monitoring, slot accounting
+ * and the typed clients every JobMaster→TaskManager call goes through.
+ */
+export class TaskManagerRegistry {
+  private readonly tms = new Map<string, RegisteredTaskManager>();
+  private readonly monitor: PeriodicTask;
+  private readonly heartbeatIntervalMs: number;
+  private readonly heartbeatTimeoutMs: number;
+  readonly rpcTimeoutMs: number;
+
+  constructor(
+    readonly epoch: number,
+    readonly jobmasterId: string,
+    config: Configuration,
+    private readonly listener: TaskManagerRegistryListener,
+    private readonly logger: Logger,
+    private readonly clock: Clock,
+  ) {
+    this.heartbeatIntervalMs = config.getDurationMs('heartbeat.interval');
+    this.heartbeatTimeoutMs = config.getDurationMs('heartbeat.timeout');
+    this.rpcTimeoutMs = config.getDurationMs('rpc.timeout');
+    this.monitor = new PeriodicTask(Math.max(20, Math.min(this.heartbeatIntervalMs, this.heartbeatTimeoutMs / 4)), () =>
+      this.checkHeartbeats(),
+    );
+  }
+
+  start(): void {
+    this.monitor.start();
+  }
+
+  close(): void {
+    this.monitor.stop();
+    for (const tm of this.tms.values()) tm.client.close();
+    this.tms.clear();
+  }
+
+  register(req: RegisterTaskManagerRequest__Output): RegisterTaskManagerResponse {
+    const existing = this.tms.get(req.task_manager_id);
+    if (existing) {
+      // A TaskManager registers again after it lost us; its tasks are gone, so are ours on it.
+      this.remove(existing.id, 'registered again');
+    }
+    const Ctor = loadProto().TaskExecutorGateway;
+    const now = this.clock.now();
+    const tm: RegisteredTaskManager = {
+      id: req.task_manager_id,
+      address: req.address,
+      slots: req.slots,
+      freeSlots: req.slots,
+      lastHeartbeatMs: now,
+      registeredAtMs: now,
+      client: new Ctor(req.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS),
+    };
+    this.tms.set(tm.id, tm);
+    this.logger.info({ taskManagerId: tm.id, address: tm.address, slots: tm.slots }, 'TaskManager registered');
+    this.listener.onTaskManagerRegistered(tm);
+    return {
+      epoch: this.epoch,
+      jobmaster_id: this.jobmasterId,
+      heartbeat_interval_ms: this.heartbeatIntervalMs,
+      heartbeat_timeout_ms: this.heartbeatTimeoutMs,
+    };
+  }
+
+  heartbeat(hb: TaskManagerHeartbeat__Output): HeartbeatResponse {
+    const tm = this.tms.get(hb.task_manager_id);
+    if (!tm) return { registered: false, epoch: this.epoch };
+    tm.lastHeartbeatMs = this.clock.now();
+    return { registered: true, epoch: this.epoch };
+  }
+
+  private checkHeartbeats(): void {
+    const now = this.clock.now();
+    for (const tm of [...this.tms.values()]) {
+      if (now - tm.lastHeartbeatMs > this.heartbeatTimeoutMs) {
+        this.remove(tm.id, `no heartbeat for ${now - tm.lastHeartbeatMs} ms`);
+      }
+    }
+  }
+
+  /** Forgets a TaskManager and fails over what ran on it. */
+  remove(tmId: string, reason: string): void {
+    const tm = this.tms.get(tmId);
+    if (!tm) return;
+    this.tms.delete(tmId);
+    tm.client.close();
+    this.logger.warn({ taskManagerId: tmId, reason }, 'TaskManager lost');
+    this.listener.onTaskManagerLost(tmId, reason);
+  }
+
+  get(tmId: string): RegisteredTaskManager | undefined {
+    return this.tms.get(tmId);
+  }
+
+  all(): RegisteredTaskManager[] {
+    return [...this.tms.values()];
+  }
+
+  /** Takes a slot on the TaskManager with the most free slots (spreads tasks). */
+  allocateSlot(): RegisteredTaskManager | undefined {
+    let best: RegisteredTaskManager | undefined;
+    for (const tm of this.tms.values()) {
+      if (tm.freeSlots > 0 && (!best || tm.freeSlots > best.freeSlots)) best = tm;
+    }
+    if (best) best.freeSlots--;
+    return best;
+  }
+
+  freeSlot(tmId: string): void {
+    const tm = this.tms.get(tmId);
+    if (tm) tm.freeSlots = Math.min(tm.slots, tm.freeSlots + 1);
+  }
+
+  /** Calls a TaskExecutorGateway method with the leader's deadline. */
+  call<Req, Res>(
+    tm: RegisteredTaskManager,
+    method: (c: TaskExecutorGatewayClient) => Parameters<typeof unary<Req, Res>>[1],
+    request: Req,
+  ): Promise<Res> {
+    return unary(tm.client, method(tm.client), request, this.rpcTimeoutMs);
+  }
+
+  overview(): TaskManagerInfo[] {
+    return this.all().map((tm) => ({
+      task_manager_id: tm.id,
+      address: tm.address,
+      slots_total: tm.slots,
+      slots_free: tm.freeSlots,
+      last_heartbeat_ms: tm.lastHeartbeatMs,
+    }));
+  }
+}

@@ -1,0 +1,2 @@
+export { startTaskManagerProcess } from './taskmanager-process.js';
+export type { TaskManagerProcess, TaskManagerProcessOptions } from './taskmanager-process.js';

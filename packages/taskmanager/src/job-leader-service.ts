@@ -1,0 +1,202 @@
+import * as grpc from '@grpc/grpc-js';
+import { CHANNEL_OPTIONS, ErrorCode, ReboundError, errorMessage, loadProto, sleep, unary } from '@rebound/core';
+import type {
+  Clock,
+  Configuration,
+  JobMasterGatewayClient,
+  Logger,
+  SplitRequest,
+  SplitResponse__Output,
+  TaskExecutionState,
+} from '@rebound/core';
+import { LeaderRetrievalService, type LeaderInfo } from '@rebound/ha';
+
+export interface JobLeaderListener {
+  /** Registered with the leader of `epoch`. */
+  onJobMasterConnected(epoch: number): void;
+  /** The JobMaster we were registered with is gone (heartbeat timeout or a new leader). */
+  onJobMasterLost(epoch: number, reason: string): void;
+}
+
+interface Connection {
+  readonly leader: LeaderInfo;
+  readonly client: JobMasterGatewayClient;
+  registered: boolean;
+  lastAckMs: number;
+  heartbeatIntervalMs: number;
+  heartbeatTimeoutMs: number;
+}
+
+/**
+ * The TaskManager's link to the leading JobMaster (Flink's JobLeaderService + heartbeat manager):
+ * follows leader.json, registers, heartbeats, detects the loss of the JobMaster, and keeps
+ * trying to register with whichever JobMaster leads.
+ */
+export class JobLeaderService {
+  private readonly retrieval: LeaderRetrievalService;
+  private conn: Connection | undefined;
+  private stopped = false;
+  private loop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private readonly rpcTimeoutMs: number;
+  private readonly pollMs: number;
+
+  constructor(
+    private readonly opts: {
+      haDir: string;
+      taskManagerId: string;
+      address: string;
+      slots: number;
+      config: Configuration;
+      logger: Logger;
+      clock: Clock;
+      running: () => { job_id: string; vertex_id: string; subtask: number; attempt: number }[];
+      retainedJobs: () => string[];
+    },
+    private readonly listener: JobLeaderListener,
+  ) {
+    this.retrieval = new LeaderRetrievalService({ haDir: opts.haDir, config: opts.config, logger: opts.logger });
+    this.rpcTimeoutMs = opts.config.getDurationMs('rpc.timeout');
+    this.pollMs = opts.config.getDurationMs('high-availability.lease.poll-interval');
+  }
+
+  start(): void {
+    this.retrieval.start({ onLeaderChange: () => this.wake?.() });
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.retrieval.stop();
+    this.wake?.();
+    await this.loop;
+    this.conn?.client.close();
+  }
+
+  /** The epoch of the leader we are registered with. */
+  connectedEpoch(): number | undefined {
+    return this.conn?.registered ? this.conn.leader.epoch : undefined;
+  }
+
+  private async pause(ms: number): Promise<void> {
+    const ac = new AbortController();
+    this.wake = () => ac.abort();
+    await sleep(ms, ac.signal);
+    this.wake = undefined;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.step();
+      } catch (err) {
+        this.opts.logger.warn({ err: errorMessage(err) }, 'JobMaster connection step failed');
+      }
+      if (this.stopped) break;
+      await this.pause(this.conn?.registered ? this.conn.heartbeatIntervalMs : this.pollMs);
+    }
+  }
+
+  private async step(): Promise<void> {
+    const leader = this.retrieval.current();
+    if (!leader) return;
+    const conn = this.conn;
+    if (conn && conn.leader.epoch < leader.epoch) {
+      this.dropConnection(`a new leader was elected (epoch ${leader.epoch})`);
+    } else if (conn && conn.leader.address !== leader.address && conn.leader.epoch === leader.epoch) {
+      this.dropConnection('the leader moved');
+    }
+    if (!this.conn) {
+      const Ctor = loadProto().JobMasterGateway;
+      this.conn = {
+        leader,
+        client: new Ctor(leader.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS),
+        registered: false,
+        lastAckMs: this.opts.clock.now(),
+        heartbeatIntervalMs: this.opts.config.getDurationMs('heartbeat.interval'),
+        heartbeatTimeoutMs: this.opts.config.getDurationMs('heartbeat.timeout'),
+      };
+    }
+    const c = this.conn;
+    if (!c.registered) {
+      try {
+        const res = await unary(c.client, c.client.RegisterTaskManager, {
+          task_manager_id: this.opts.taskManagerId,
+          address: this.opts.address,
+          slots: this.opts.slots,
+          epoch: c.leader.epoch,
+          jobs_with_retained_partitions: this.opts.retainedJobs(),
+        }, this.rpcTimeoutMs);
+        if (this.conn !== c) return;
+        c.registered = true;
+        c.lastAckMs = this.opts.clock.now();
+        c.heartbeatIntervalMs = res.heartbeat_interval_ms;
+        c.heartbeatTimeoutMs = res.heartbeat_timeout_ms;
+        this.opts.logger.info({ epoch: res.epoch, jobmaster: res.jobmaster_id }, 'registered with the JobMaster');
+        this.listener.onJobMasterConnected(c.leader.epoch);
+      } catch (err) {
+        this.opts.logger.debug({ err: errorMessage(err) }, 'registration failed; will retry');
+      }
+      return;
+    }
+    try {
+      const res = await unary(c.client, c.client.Heartbeat, {
+        task_manager_id: this.opts.taskManagerId,
+        epoch: c.leader.epoch,
+        running: this.opts.running(),
+      }, Math.min(this.rpcTimeoutMs, c.heartbeatTimeoutMs));
+      if (this.conn !== c) return;
+      c.lastAckMs = this.opts.clock.now();
+      if (!res.registered) this.dropConnection('the JobMaster no longer knows this TaskManager');
+    } catch (err) {
+      if (this.conn !== c) return;
+      const silence = this.opts.clock.now() - c.lastAckMs;
+      if (silence > c.heartbeatTimeoutMs) this.dropConnection(`no heartbeat answer for ${silence} ms: ${errorMessage(err)}`);
+    }
+  }
+
+  private dropConnection(reason: string): void {
+    const c = this.conn;
+    if (!c) return;
+    this.conn = undefined;
+    c.client.close();
+    if (c.registered) {
+      this.opts.logger.warn({ epoch: c.leader.epoch, reason }, 'lost the JobMaster');
+      this.listener.onJobMasterLost(c.leader.epoch, reason);
+    }
+  }
+
+  /** Reports a task's state to the JobMaster that deployed it; dropped if that one is gone. */
+  async reportTaskState(update: TaskExecutionState & { epoch: number }): Promise<void> {
+    for (;;) {
+      const c = this.conn;
+      if (!c || !c.registered || c.leader.epoch !== update.epoch) {
+        this.opts.logger.info({ execution: update.execution, state: update.state }, 'dropping a task update: its JobMaster is gone');
+        return;
+      }
+      try {
+        await unary(c.client, c.client.UpdateTaskExecutionState, update, this.rpcTimeoutMs);
+        return;
+      } catch (err) {
+        if (this.stopped) return;
+        this.opts.logger.debug({ err: errorMessage(err) }, 'task update failed; retrying');
+        await sleep(Math.min(1000, c.heartbeatIntervalMs));
+      }
+    }
+  }
+
+  async requestSplit(req: SplitRequest & { epoch: number }): Promise<SplitResponse__Output> {
+    const c = this.conn;
+    if (!c || !c.registered || c.leader.epoch !== req.epoch) {
+      throw new ReboundError(ErrorCode.UNAVAILABLE, 'the JobMaster that deployed this task is gone');
+    }
+    return unary(c.client, c.client.RequestSplit, req, this.rpcTimeoutMs);
+  }
+
+  async fetchArtifact(jobId: string, epoch: number): Promise<{ bytes: Uint8Array; digest: string }> {
+    const c = this.conn;
+    if (!c || !c.registered) throw new ReboundError(ErrorCode.UNAVAILABLE, 'not connected to a JobMaster');
+    const res = await unary(c.client, c.client.FetchJobArtifact, { job_id: jobId, epoch }, Math.max(this.rpcTimeoutMs, 30_000));
+    return { bytes: res.module_bundle, digest: res.digest };
+  }
+}

@@ -1,0 +1,65 @@
+import type { ResultPartitionDeploymentDescriptor__Output } from '@rebound/core';
+import { subpartitionOf, type Transformation } from '@rebound/api';
+import { KeyedReducer, keySelectorOf, lookup, type Emit } from './operator-chain.js';
+import type { ResultPartitionWriter } from './partition/index.js';
+
+/**
+ * The end of a producing chain: routes records to subpartitions of the task's ResultPartition
+ * (hash by key, round-robin, or broadcast), pre-aggregating with the consumer's reduce function
+ * when the exchange feeds one (bounded by `taskmanager.network.combiner.max-keys`).
+ */
+export class OutputEmitter {
+  readonly emit: Emit;
+  private readonly combiner: KeyedReducer | undefined;
+  private readonly route: Emit;
+  recordsOut = 0;
+
+  constructor(
+    private readonly writer: ResultPartitionWriter,
+    desc: ResultPartitionDeploymentDescriptor__Output,
+    operators: ReadonlyMap<string, Transformation>,
+    private readonly combinerMaxKeys: number,
+  ) {
+    const n = desc.num_subpartitions;
+    switch (desc.distribution) {
+      case 'HASH': {
+        const key = keySelectorOf(operators, desc.key_selector_id);
+        this.route = (r) => {
+          this.recordsOut++;
+          writer.emit(subpartitionOf(key(r), n), r);
+        };
+        if (desc.combiner_id) {
+          this.combiner = new KeyedReducer(key, lookup(operators, desc.combiner_id, 'reduce').fn);
+        }
+        break;
+      }
+      case 'BROADCAST':
+        this.route = (r) => {
+          this.recordsOut++;
+          for (let i = 0; i < n; i++) writer.emit(i, r);
+        };
+        break;
+      default: {
+        let next = 0;
+        this.route = (r) => {
+          this.recordsOut++;
+          writer.emit(next, r);
+          next = (next + 1) % n;
+        };
+      }
+    }
+    const combiner = this.combiner;
+    this.emit = combiner ? (r) => combiner.add(r) : this.route;
+  }
+
+  /** Called between input batches: spill the combiner if it grew too large, wait for the disk. */
+  async afterBatch(): Promise<void> {
+    if (this.combiner && this.combiner.size > this.combinerMaxKeys) this.combiner.drain(this.route);
+    await this.writer.flushIfNeeded();
+  }
+
+  async finish(): Promise<void> {
+    this.combiner?.drain(this.route);
+    await this.writer.flushIfNeeded();
+  }
+}

@@ -1,0 +1,149 @@
+import * as grpc from '@grpc/grpc-js';
+import {
+  CHANNEL_OPTIONS,
+  ErrorCode,
+  fromServiceError,
+  loadProto,
+  ReboundError,
+  type PartitionChunk__Output,
+  type PartitionServiceClient,
+} from '@rebound/core';
+import { decodeRecords } from './codec.js';
+import { keyOf, normalizePartitionId, type PartitionIdLike } from './format.js';
+import type { PartitionStore } from './store.js';
+
+export interface ReadSubpartitionsOptions {
+  /**
+   * Longest wait for the next chunk while the consumer is waiting for it (time the consumer
+   * spends on a batch does not count). A stream of any length is fine as long as it moves; a
+   * producer that stalls this long fails the read with UNAVAILABLE.
+   */
+  timeoutMs: number;
+  /** Cancels the read: the call is cancelled and the iteration ends with TASK_CANCELED. */
+  signal?: AbortSignal;
+}
+
+function cancelled(key: string): ReboundError {
+  return new ReboundError(ErrorCode.TASK_CANCELED, `reading partition ${key} was cancelled`);
+}
+
+/**
+ * Streams subpartitions `start`..`end` (inclusive) of a partition on another TaskManager and
+ * yields each block's records. gRPC flow control paces the producer by how fast this iterator
+ * is consumed. Failures are ReboundErrors: PARTITION_NOT_FOUND when the producer no longer has
+ * the partition (or it is corrupt), UNAVAILABLE when the producer's TaskManager is unreachable.
+ */
+export async function* readRemoteSubpartitions(
+  client: PartitionServiceClient,
+  id: PartitionIdLike,
+  start: number,
+  end: number,
+  options: ReadSubpartitionsOptions,
+): AsyncGenerator<unknown[], void, undefined> {
+  const key = keyOf(id);
+  const { signal, timeoutMs } = options;
+  if (signal?.aborted) throw cancelled(key);
+  const call = client.ReadSubpartitions({
+    partition_id: normalizePartitionId(id),
+    subpartition_start: start,
+    subpartition_end: end,
+  });
+  let finished = false;
+  const onAbort = (): void => call.cancel();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  const chunks = call[Symbol.asyncIterator]() as AsyncIterator<PartitionChunk__Output>;
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined;
+      let timedOut = false;
+      const next = chunks.next();
+      const result = await Promise.race([
+        next,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => {
+            timedOut = true;
+            // The pending next() rejects with CANCELLED once the call is cancelled: swallow it.
+            next.catch(() => {});
+            call.cancel();
+            reject(new ReboundError(ErrorCode.UNAVAILABLE, `no data from the producer of partition ${key} for ${timeoutMs} ms`));
+          }, timeoutMs);
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (timedOut) throw new ReboundError(ErrorCode.UNAVAILABLE, `no data from the producer of partition ${key} for ${timeoutMs} ms`);
+      if (result.done) {
+        finished = true;
+        return;
+      }
+      yield decodeRecords(result.value.data);
+    }
+  } catch (err) {
+    finished = true;
+    if (signal?.aborted) throw cancelled(key);
+    throw fromServiceError(err);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    // The consumer stopped early (break, or its own failure): tell the producer to stop reading.
+    if (!finished) call.cancel();
+  }
+}
+
+/**
+ * The same stream as readRemoteSubpartitions for a partition produced on this TaskManager:
+ * read straight from the store, no gRPC.
+ */
+export async function* readLocalSubpartitions(
+  store: PartitionStore,
+  id: PartitionIdLike,
+  start: number,
+  end: number,
+  options: { signal?: AbortSignal } = {},
+): AsyncGenerator<unknown[], void, undefined> {
+  const key = keyOf(id);
+  for await (const payload of store.openSubpartitionReader(id, start, end, { signal: options.signal })) {
+    yield decodeRecords(payload);
+  }
+  if (options.signal?.aborted) throw cancelled(key);
+}
+
+export interface PartitionClientPoolOptions {
+  channelOptions?: grpc.ChannelOptions;
+  credentials?: grpc.ChannelCredentials;
+}
+
+/** PartitionService clients by TaskManager address, one channel each, reused across reads. */
+export class PartitionClientPool {
+  private readonly clients = new Map<string, PartitionServiceClient>();
+  private closed = false;
+
+  constructor(private readonly options: PartitionClientPoolOptions = {}) {}
+
+  get(address: string): PartitionServiceClient {
+    if (this.closed) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'the partition client pool is closed');
+    let client = this.clients.get(address);
+    if (!client) {
+      const Ctor = loadProto().PartitionService;
+      client = new Ctor(address, this.options.credentials ?? grpc.credentials.createInsecure(), {
+        ...CHANNEL_OPTIONS,
+        ...this.options.channelOptions,
+      });
+      this.clients.set(address, client);
+    }
+    return client;
+  }
+
+  /** Drops the channel to a TaskManager that is gone. */
+  evict(address: string): void {
+    this.clients.get(address)?.close();
+    this.clients.delete(address);
+  }
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const client of this.clients.values()) client.close();
+    this.clients.clear();
+  }
+}

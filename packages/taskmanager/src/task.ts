@@ -1,0 +1,190 @@
+import { ErrorCode, PartitionNotFoundError, ReboundError, errorMessage, partitionKey, sleep } from '@rebound/core';
+import type {
+  Configuration,
+  IOMetrics,
+  InputGateDeploymentDescriptor__Output,
+  ResultPartitionId__Output,
+  SplitResponse__Output,
+  TaskDeploymentDescriptor__Output,
+} from '@rebound/core';
+import type { SourceSplit, Transformation } from '@rebound/api';
+import { KeyedReducer, composeChain, groupingKey, keySelectorOf, lookup, type Emit } from './operator-chain.js';
+import { OutputEmitter } from './output-emitter.js';
+import { readLocalSubpartitions, readRemoteSubpartitions, type PartitionClientPool, type PartitionStore } from './partition/index.js';
+import { SinkWriter } from './sink-writer.js';
+
+export interface TaskEnvironment {
+  readonly tdd: TaskDeploymentDescriptor__Output;
+  readonly operators: ReadonlyMap<string, Transformation>;
+  readonly store: PartitionStore;
+  readonly clients: PartitionClientPool;
+  readonly taskManagerId: string;
+  readonly config: Configuration;
+  readonly signal: AbortSignal;
+  requestSplit(operatorId: string): Promise<SplitResponse__Output>;
+}
+
+/** A consumer could not read a producer's partition: the JobMaster reruns the producer. */
+export class InputPartitionNotFoundError extends PartitionNotFoundError {
+  constructor(
+    readonly partition: ResultPartitionId__Output,
+    detail: string,
+  ) {
+    super(partitionKey(partition), detail);
+  }
+}
+
+function checkCanceled(signal: AbortSignal): void {
+  if (signal.aborted) throw new ReboundError(ErrorCode.TASK_CANCELED, String(signal.reason ?? 'task canceled'));
+}
+
+/** Streams one input gate: every producer partition's subpartition range, in order. */
+async function* readInput(env: TaskEnvironment, gate: InputGateDeploymentDescriptor__Output): AsyncGenerator<unknown[]> {
+  const timeoutMs = env.config.getDurationMs('rpc.partition-request.timeout');
+  for (const p of gate.partitions) {
+    const id = p.partition_id!;
+    if (!p.location) throw new InputPartitionNotFoundError(id, 'no location');
+    const local = p.location.task_manager_id === env.taskManagerId;
+    try {
+      const batches = local
+        ? readLocalSubpartitions(env.store, id, gate.subpartition_start, gate.subpartition_end, { signal: env.signal })
+        : readRemoteSubpartitions(env.clients.get(p.location.address), id, gate.subpartition_start, gate.subpartition_end, {
+            timeoutMs,
+            signal: env.signal,
+          });
+      for await (const batch of batches) yield batch;
+    } catch (err) {
+      checkCanceled(env.signal);
+      const code = (err as ReboundError).code;
+      // A producer's TaskManager that cannot be reached has lost the partition as far as we can tell.
+      if (code === ErrorCode.PARTITION_NOT_FOUND || code === ErrorCode.UNAVAILABLE) {
+        throw new InputPartitionNotFoundError(id, `${local ? 'local' : p.location.address}: ${errorMessage(err)}`);
+      }
+      throw err;
+    }
+  }
+}
+
+/**
+ * Runs one task attempt to its end: the chain head (a source reader, a keyed reduce or a hash
+ * join) pushes records through the chained operators into the output partition or the sink.
+ */
+export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
+  const { tdd, operators, signal } = env;
+  const exec = tdd.execution!;
+  const headId = tdd.operator_ids[0];
+  if (!headId) throw new ReboundError(ErrorCode.JOB_INVALID, 'a task without operators');
+  const head = operators.get(headId);
+  if (!head) throw new ReboundError(ErrorCode.JOB_INVALID, `operator ${headId} is missing from the job module`);
+
+  let sink: SinkWriter | undefined;
+  let output: OutputEmitter | undefined;
+  let end: Emit;
+  const partitionWriter = tdd.output
+    ? await env.store.createWriter(
+        { job_id: exec.job_id, vertex_id: exec.vertex_id, subtask: exec.subtask, attempt: exec.attempt },
+        tdd.output.num_subpartitions,
+      )
+    : undefined;
+  try {
+    if (tdd.sink) {
+      const op = lookup(operators, tdd.sink.operator_id, 'sink');
+      sink = new SinkWriter(tdd.sink_temp_file, op.format);
+      await sink.open();
+      end = sink.emit;
+    } else if (partitionWriter && tdd.output) {
+      output = new OutputEmitter(partitionWriter, tdd.output, operators, env.config.getInt('taskmanager.network.combiner.max-keys'));
+      end = output.emit;
+    } else {
+      throw new ReboundError(ErrorCode.JOB_INVALID, `vertex ${exec.vertex_id} has neither a sink nor an output`);
+    }
+    const chain = composeChain(operators, tdd.operator_ids.slice(1), end);
+    const afterBatch = async (): Promise<void> => {
+      checkCanceled(signal);
+      if (output) await output.afterBatch();
+      if (sink) await sink.afterBatch();
+    };
+    let recordsIn = 0;
+
+    switch (head.kind) {
+      case 'source': {
+        const reader = head.source.createReader({ subtask: exec.subtask, parallelism: tdd.parallelism, attempt: exec.attempt });
+        try {
+          for (;;) {
+            checkCanceled(signal);
+            const res = await env.requestSplit(head.id);
+            if (res.no_more_splits) break;
+            if (!res.split_json) {
+              await sleep(Math.max(10, res.retry_after_ms), signal);
+              continue;
+            }
+            const split = JSON.parse(res.split_json) as SourceSplit;
+            for await (const batch of reader.read(split)) {
+              for (const r of batch) chain(r);
+              recordsIn += batch.length;
+              await afterBatch();
+            }
+          }
+        } finally {
+          await reader.close?.();
+        }
+        break;
+      }
+      case 'reduce': {
+        const keyBy = lookup(operators, head.input, 'keyBy');
+        const reducer = new KeyedReducer(keyBy.keySelector, head.fn);
+        for await (const batch of readInput(env, tdd.inputs[0]!)) {
+          for (const r of batch) reducer.add(r);
+          recordsIn += batch.length;
+          checkCanceled(signal);
+        }
+        reducer.drain(chain);
+        await afterBatch();
+        break;
+      }
+      case 'join': {
+        const leftKey = keySelectorOf(operators, head.left);
+        const rightKey = keySelectorOf(operators, head.right);
+        const built = new Map<unknown, unknown[]>();
+        for await (const batch of readInput(env, tdd.inputs[1]!)) {
+          for (const r of batch) {
+            const k = groupingKey(rightKey(r));
+            const list = built.get(k);
+            if (list) list.push(r);
+            else built.set(k, [r]);
+          }
+          recordsIn += batch.length;
+          checkCanceled(signal);
+        }
+        const fn = head.fn;
+        for await (const batch of readInput(env, tdd.inputs[0]!)) {
+          for (const l of batch) {
+            const matches = built.get(groupingKey(leftKey(l)));
+            if (matches) for (const r of matches) chain(fn(l, r));
+          }
+          recordsIn += batch.length;
+          await afterBatch();
+        }
+        break;
+      }
+      default:
+        throw new ReboundError(ErrorCode.JOB_INVALID, `operator ${head.id} (${head.kind}) cannot head a task`);
+    }
+
+    checkCanceled(signal);
+    if (output) await output.finish();
+    if (sink) await sink.finish();
+    const finished = partitionWriter ? await partitionWriter.finish() : undefined;
+    return {
+      records_in: recordsIn,
+      records_out: output?.recordsOut ?? sink?.recordsOut ?? 0,
+      bytes_in: 0,
+      bytes_out: finished?.totalBytes ?? sink?.bytesOut ?? 0,
+      subpartition_bytes: finished?.subpartitionBytes ?? [],
+    };
+  } catch (err) {
+    sink?.abort();
+    await partitionWriter?.abort().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,78 @@
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { bindServer, loadProto, shutdownServer, systemClock } from '@rebound/core';
+import type { Clock, Configuration, Logger } from '@rebound/core';
+import { JobLeaderService } from './job-leader-service.js';
+import { ModuleCache } from './module-cache.js';
+import { PartitionStore, createPartitionServiceHandlers } from './partition/index.js';
+import { TaskExecutor } from './task-executor.js';
+
+export interface TaskManagerProcess {
+  readonly id: string;
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+export interface TaskManagerProcessOptions {
+  haDir: string;
+  dataDir: string;
+  slots: number;
+  config: Configuration;
+  id: string;
+  logger: Logger;
+  clock?: Clock;
+}
+
+/** A TaskManager process: TaskExecutorGateway and PartitionService on one gRPC server. */
+export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): Promise<TaskManagerProcess> {
+  const clock = opts.clock ?? systemClock;
+  const logger = opts.logger.child({ component: 'TaskExecutor', taskManagerId: opts.id });
+  const store = await PartitionStore.open({
+    dataDir: opts.dataDir,
+    ...PartitionStore.optionsFromConfig(opts.config),
+    logger: opts.logger,
+    clock: () => clock.now(),
+  });
+  const executor = new TaskExecutor(opts.id, opts.slots, store, new ModuleCache(join(opts.dataDir, 'modules')), opts.config, logger, clock);
+
+  const proto = loadProto();
+  const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  server.addService(proto.TaskExecutorGateway.service, executor.handlers());
+  server.addService(proto.PartitionService.service, createPartitionServiceHandlers(store, opts.logger));
+  const host = opts.config.getString('taskmanager.bind-host');
+  const port = await bindServer(server, host, opts.config.getInt('taskmanager.port'));
+  const address = `${host}:${port}`;
+
+  const jobLeader = new JobLeaderService(
+    {
+      haDir: opts.haDir,
+      taskManagerId: opts.id,
+      address,
+      slots: opts.slots,
+      config: opts.config,
+      logger: opts.logger.child({ component: 'JobLeaderService', taskManagerId: opts.id }),
+      clock,
+      running: () => executor.runningAttempts(),
+      retainedJobs: () => executor.retainedJobs(),
+    },
+    {
+      onJobMasterConnected: () => undefined,
+      onJobMasterLost: (epoch, reason) => executor.onJobMasterLost(epoch, reason),
+    },
+  );
+  executor.attach(jobLeader);
+  jobLeader.start();
+  logger.info({ address, slots: opts.slots, dataDir: opts.dataDir }, 'TaskManager started');
+
+  return {
+    id: opts.id,
+    address,
+    close: async () => {
+      await jobLeader.stop();
+      await executor.close();
+      await shutdownServer(server);
+      await store.close();
+      logger.info('TaskManager stopped');
+    },
+  };
+}
