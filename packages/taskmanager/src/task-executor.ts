@@ -111,10 +111,11 @@ export class TaskExecutor {
     const task: RunningTask = { tdd, controller: new AbortController(), epoch: tdd.epoch, canceledByJobMaster: false };
     this.tasks.set(key, task);
     this.logger.info({ event: 'task.deploy', ...this.taskLog(tdd) }, 'task deployed');
-    void this.execute(task, jobConfig).finally(() => this.tasks.delete(key));
+    void this.execute(task, jobConfig, () => this.tasks.delete(key));
   }
 
-  private async execute(task: RunningTask, jobConfig: Configuration): Promise<void> {
+  /** `freeSlot` runs before the final state is reported, so the JobMaster may reuse the slot at once. */
+  private async execute(task: RunningTask, jobConfig: Configuration, freeSlot: () => void): Promise<void> {
     const { tdd } = task;
     const exec = tdd.execution!;
     const jl = this.jobLeader!;
@@ -131,8 +132,10 @@ export class TaskExecutor {
         requestSplit: (operatorId) => jl.requestSplit({ execution: exec, epoch: task.epoch, operator_id: operatorId }),
       });
       this.logger.info({ event: 'task.finish', ...this.taskLog(tdd), recordsIn: metrics.records_in, recordsOut: metrics.records_out }, 'task finished');
+      freeSlot();
       await jl.reportTaskState({ execution: exec, state: 'FINISHED', task_manager_id: this.id, epoch: task.epoch, io_metrics: metrics });
     } catch (err) {
+      freeSlot();
       if (task.controller.signal.aborted) {
         const reason = String(task.controller.signal.reason);
         if (task.canceledByJobMaster) {

@@ -1,0 +1,126 @@
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ErrorCode, type JobGraph, JobNotFoundError, newJobId, ReboundError } from '@rebound/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HaPaths } from './ha-dir.js';
+import { JobGraphStore } from './job-graph-store.js';
+
+let haDir: string;
+let store: JobGraphStore;
+
+beforeEach(async () => {
+  haDir = await mkdtemp(join(tmpdir(), 'rebound-ha-jobs-'));
+  store = new JobGraphStore(haDir);
+});
+
+afterEach(async () => {
+  await rm(haDir, { recursive: true, force: true });
+});
+
+function graph(jobId: string, name: string, submittedAtMs: number): JobGraph {
+  return {
+    job_id: jobId,
+    name,
+    submitted_at_ms: submittedAtMs,
+    job_args: ['--n', '3'],
+    config: { 'parallelism.default': '2' },
+    module_digest: 'abc',
+    vertices: [
+      { id: 'v1', name: 'Source: numbers', parallelism: 2, operator_ids: ['op1'], source_operator_id: 'op1', source_supports_batch_snapshot: true },
+      { id: 'v2', name: 'Sink', inputs: [{ source_vertex_id: 'v1' }], sink: null },
+    ],
+  };
+}
+
+const bundle = new TextEncoder().encode('export default () => 42;\n');
+
+describe('JobGraphStore', () => {
+  it('round-trips a job graph and its module', async () => {
+    const jobId = newJobId();
+    await store.putJob(graph(jobId, 'wordcount', 1000), bundle);
+    const { graph: g, modulePath } = await store.getJob(jobId);
+    expect(g).toMatchObject({
+      job_id: jobId,
+      name: 'wordcount',
+      submitted_at_ms: 1000,
+      job_args: ['--n', '3'],
+      config: { 'parallelism.default': '2' },
+      module_digest: 'abc',
+    });
+    expect(g.vertices.map((v) => [v.id, v.parallelism, v.source_supports_batch_snapshot])).toEqual([
+      ['v1', 2, true],
+      ['v2', 0, false],
+    ]);
+    expect(modulePath).toBe(join(HaPaths.jobDir(haDir, jobId), 'module.mjs'));
+    expect(new Uint8Array(await readFile(modulePath))).toEqual(bundle);
+    expect(await store.listJobIds()).toEqual([jobId]);
+    expect(store.jobDir(jobId)).toBe(HaPaths.jobDir(haDir, jobId));
+  });
+
+  it('never reports a half-written job or stray temporary files', async () => {
+    const jobId = newJobId();
+    await store.putJob(graph(jobId, 'complete', 1), bundle);
+    const half = newJobId();
+    const halfDir = HaPaths.jobDir(haDir, half);
+    await mkdir(halfDir, { recursive: true });
+    await writeFile(join(halfDir, 'module.mjs'), bundle);
+    await writeFile(join(halfDir, 'jobgraph.pb.tmp-1a2b3c4d'), 'partial');
+    await writeFile(join(HaPaths.jobsDir(haDir), `${newJobId()}.tmp-00ff00ff`), 'stray');
+    await writeFile(join(HaPaths.jobDir(haDir, jobId), 'status.json.tmp-deadbeef'), '{"sta');
+
+    expect(await store.listJobIds()).toEqual([jobId]);
+    expect((await store.listJobs()).map((j) => j.jobId)).toEqual([jobId]);
+    await expect(store.getJob(half)).rejects.toBeInstanceOf(JobNotFoundError);
+    expect(await store.getTerminalStatus(jobId)).toBeUndefined();
+  });
+
+  it('reports unknown jobs with JobNotFoundError and rejects unusable ids', async () => {
+    const unknown = newJobId();
+    await expect(store.getJob(unknown)).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(store.getJob('../etc')).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(store.getTerminalStatus(unknown)).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(store.markTerminal(unknown, { state: 'FINISHED', finishedAtMs: 1 })).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(store.putJobAttachment(unknown, 'x.json', '{}')).rejects.toBeInstanceOf(JobNotFoundError);
+    expect(await store.listJobIds()).toEqual([]);
+    const err = await store.putJob(graph('../escape', 'x', 1), bundle).catch((e: unknown) => e);
+    expect((err as ReboundError).code).toBe(ErrorCode.JOB_INVALID);
+  });
+
+  it('records terminal states and lists running and terminal jobs', async () => {
+    const [a, b, c] = [newJobId(), newJobId(), newJobId()];
+    await store.putJob(graph(b, 'second', 200), bundle);
+    await store.putJob(graph(a, 'first', 100), bundle);
+    await store.putJob(graph(c, 'third', 300), bundle);
+    await store.markTerminal(a, { state: 'FINISHED', finishedAtMs: 150 });
+    await store.markTerminal(c, { state: 'FAILED', finishedAtMs: 350, failure: 'boom' });
+
+    expect(await store.getTerminalStatus(a)).toEqual({ state: 'FINISHED', finishedAtMs: 150 });
+    expect(await store.getTerminalStatus(b)).toBeUndefined();
+    expect(JSON.parse(await readFile(join(HaPaths.jobDir(haDir, c), 'status.json'), 'utf8'))).toEqual({
+      state: 'FAILED',
+      finishedAtMs: 350,
+      failure: 'boom',
+    });
+    expect(await store.listJobs()).toEqual([
+      { jobId: a, name: 'first', submittedAtMs: 100, status: { state: 'FINISHED', finishedAtMs: 150 } },
+      { jobId: b, name: 'second', submittedAtMs: 200, status: undefined },
+      { jobId: c, name: 'third', submittedAtMs: 300, status: { state: 'FAILED', finishedAtMs: 350, failure: 'boom' } },
+    ]);
+    const err = await store.markTerminal(b, { state: 'RUNNING' as never, finishedAtMs: 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReboundError);
+  });
+
+  it('keeps attachments with the job', async () => {
+    const jobId = newJobId();
+    await store.putJob(graph(jobId, 'j', 1), bundle);
+    expect(await store.getJobAttachment(jobId, 'recovery-2.json')).toBeUndefined();
+    await store.putJobAttachment(jobId, 'recovery-2.json', '{"epoch":2}');
+    await store.putJobAttachment(jobId, 'recovery-3.json', new Uint8Array([1, 2, 3]));
+    await store.putJobAttachment(jobId, 'recovery-2.json', '{"epoch":2,"v":2}');
+    expect(new TextDecoder().decode(await store.getJobAttachment(jobId, 'recovery-2.json'))).toBe('{"epoch":2,"v":2}');
+    expect(await store.getJobAttachment(jobId, 'recovery-3.json')).toEqual(new Uint8Array([1, 2, 3]));
+    expect(await store.listJobAttachments(jobId)).toEqual(['recovery-2.json', 'recovery-3.json']);
+    await expect(store.putJobAttachment(jobId, '../status.json', 'x')).rejects.toBeInstanceOf(ReboundError);
+  });
+});
