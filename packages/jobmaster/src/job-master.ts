@@ -13,7 +13,7 @@ import type {
   TaskExecutionState__Output,
   VertexStatus,
 } from '@rebound/core';
-import type { SourceSplit, Transformation } from '@rebound/api';
+import type { Transformation } from '@rebound/api';
 import {
   ExecutionGraph,
   TERMINAL_JOB_STATES,
@@ -279,6 +279,7 @@ export class JobMaster {
       config: { ...this.ctx.config.toRecord(), ...this.jobGraph.config },
       sink_temp_file: sinkTemp,
       jobmaster_address: this.ctx.address,
+      working_directory: this.jobGraph.working_directory,
     };
   }
 
@@ -402,10 +403,6 @@ export class JobMaster {
     if ('split' in answer) return { split_json: JSON.stringify(answer.split), no_more_splits: false, retry_after_ms: 0 };
     if ('noMoreSplits' in answer) return { split_json: '', no_more_splits: true, retry_after_ms: 0 };
     return { split_json: '', no_more_splits: false, retry_after_ms: answer.retryAfterMs };
-  }
-
-  splitsOf(vertexId: string, subtask: number): readonly SourceSplit[] {
-    return this.coordinators.get(vertexId)?.assignedSplits(subtask) ?? [];
   }
 
   private async finishJob(): Promise<void> {

@@ -101,7 +101,7 @@ export class LeaderServices {
     let operators;
     try {
       const def = await loadJobModule(modulePath);
-      operators = (await buildJob(def, graph.job_args)).operators;
+      operators = (await buildJob(def, graph.job_args, { cwd: graph.working_directory || undefined })).operators;
     } catch (err) {
       throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `job ${graph.job_id}: cannot build the job module on the JobMaster: ${errorMessage(err)}`);
     }

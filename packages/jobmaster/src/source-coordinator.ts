@@ -7,37 +7,54 @@ export type SplitAnswer = { split: SourceSplit } | { noMoreSplits: true } | { re
 
 interface SubtaskState {
   attempt: number;
-  /** Splits handed to the current attempt (returned to the enumerator if it fails). */
-  assigned: SourceSplit[];
+  /** Splits handed to the current attempt; consumed for good once it finished. */
+  owned: SourceSplit[];
   /** Assignments made while no request was pending; delivered with the next request. */
   queued: SourceSplit[];
   noMoreSplits: boolean;
   registered: boolean;
+  finished: boolean;
+}
+
+/** What `checkpointCoordinator(-1)` returns (JSON): the enumerator's state plus who owns what. */
+export interface SourceCoordinatorSnapshot {
+  enumerator: unknown;
+  /** Splits owned by subtasks that had not finished when the snapshot was taken. */
+  owned: Record<number, SourceSplit[]>;
 }
 
 /**
  * Runs a source's SplitEnumerator on the JobMaster and serves its readers' split requests.
- * Requests are answered from what the enumerator assigned during `handleSplitRequest`; an
- * enumerator that answers later has its assignment queued and the reader asks again.
+ *
+ * For JobMaster-failover recovery it keeps, per subtask, the splits the current attempt owns.
+ * A finished subtask's owned splits are written with its ExecutionVertexFinishedEvent (the
+ * "increment"), so a finished task never reruns because the last full snapshot is older: on
+ * restore, splits consumed by finished subtasks are filtered out of whatever the (older)
+ * enumerator state would hand out again.
  */
 export class SourceCoordinator implements OperatorCoordinator {
   private enumerator: SplitEnumerator<SourceSplit, unknown> | undefined;
   private readonly subtasks: SubtaskState[];
-  private readonly seenSplitIds = new Set<string>();
+  /** Ids of splits assigned and not returned: an enumerator assigning one again is a bug. */
+  private readonly outstanding = new Set<string>();
+  /** Ids consumed by finished subtasks that a restored enumerator may still hold. */
+  private readonly consumed = new Set<string>();
+  private droppedConsumedSplit = false;
 
   constructor(
     readonly operatorId: string,
     readonly vertexName: string,
     private readonly source: Source<unknown, SourceSplit, unknown>,
-    private readonly parallelism: number,
+    readonly parallelism: number,
     private readonly logger: Logger,
   ) {
     this.subtasks = Array.from({ length: parallelism }, () => ({
       attempt: 0,
-      assigned: [],
+      owned: [],
       queued: [],
       noMoreSplits: false,
       registered: false,
+      finished: false,
     }));
   }
 
@@ -46,13 +63,17 @@ export class SourceCoordinator implements OperatorCoordinator {
       parallelism: this.parallelism,
       assignSplit: (split, subtask) => {
         const st = this.subtaskState(subtask);
-        if (this.seenSplitIds.has(split.id)) {
+        if (this.consumed.has(split.id)) {
+          this.droppedConsumedSplit = true;
+          return;
+        }
+        if (this.outstanding.has(split.id)) {
           throw new ReboundError(
             ErrorCode.USER_CODE,
             `source '${this.vertexName}': the enumerator assigned split '${split.id}' twice; each split must be assigned once (or returned via addSplitsBack first)`,
           );
         }
-        this.seenSplitIds.add(split.id);
+        this.outstanding.add(split.id);
         st.queued.push(split);
       },
       signalNoMoreSplits: (subtask) => {
@@ -67,7 +88,11 @@ export class SourceCoordinator implements OperatorCoordinator {
     return st;
   }
 
-  async start(restoredState?: unknown): Promise<void> {
+  async start(): Promise<void> {
+    await this.open(undefined);
+  }
+
+  private async open(restoredState: unknown): Promise<void> {
     try {
       this.enumerator =
         restoredState === undefined
@@ -87,6 +112,7 @@ export class SourceCoordinator implements OperatorCoordinator {
     } catch (err) {
       this.logger.warn({ err: errorMessage(err), operatorId: this.operatorId }, 'closing the split enumerator failed');
     }
+    this.enumerator = undefined;
   }
 
   /** A reader of `subtask`/`attempt` asks for its next split. */
@@ -97,53 +123,61 @@ export class SourceCoordinator implements OperatorCoordinator {
     }
     if (!st.registered) {
       st.registered = true;
-      this.callEnumerator('addReader', () => this.enumerator!.addReader(subtask));
+      this.callEnumerator('addReader', (e) => e.addReader(subtask));
     }
-    if (st.queued.length === 0 && !st.noMoreSplits) {
-      this.callEnumerator('handleSplitRequest', () => this.enumerator!.handleSplitRequest(subtask));
+    // A restored enumerator may hand out consumed splits (assignSplit drops them), so ask
+    // again until it gives a fresh one, says there are no more, or has nothing for now.
+    for (let guard = 0; st.queued.length === 0 && !st.noMoreSplits && guard < 100_000; guard++) {
+      this.droppedConsumedSplit = false;
+      this.callEnumerator('handleSplitRequest', (e) => e.handleSplitRequest(subtask));
+      if (!this.droppedConsumedSplit) break;
     }
     const next = st.queued.shift();
     if (next) {
-      st.assigned.push(next);
+      st.owned.push(next);
       return { split: next };
     }
     if (st.noMoreSplits) return { noMoreSplits: true };
     return { retryAfterMs: 100 };
   }
 
-  private callEnumerator(what: string, fn: () => void): void {
+  private callEnumerator(what: string, fn: (e: SplitEnumerator<SourceSplit, unknown>) => void): void {
     if (!this.enumerator) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'the split enumerator is not started');
     try {
-      fn();
+      fn(this.enumerator);
     } catch (err) {
       if (err instanceof ReboundError) throw err;
       throw new ReboundError(ErrorCode.USER_CODE, `source '${this.vertexName}': ${what} failed: ${errorMessage(err)}`, { cause: err });
     }
   }
 
+  /** The subtask gets a new attempt: everything its old attempt owned goes back to the enumerator. */
   subtaskReset(subtask: number, attempt: number): void {
     const st = this.subtaskState(subtask);
-    const back = [...st.assigned, ...st.queued];
-    st.assigned = [];
+    const back = [...st.owned, ...st.queued];
+    st.owned = [];
     st.queued = [];
     st.noMoreSplits = false;
     st.registered = false;
+    st.finished = false;
     st.attempt = attempt;
-    for (const s of back) this.seenSplitIds.delete(s.id);
+    for (const s of back) {
+      this.outstanding.delete(s.id);
+      this.consumed.delete(s.id);
+    }
     if (back.length > 0) {
       this.logger.info({ operatorId: this.operatorId, subtask, splits: back.length }, 'returning splits of a reset reader to the enumerator');
-      this.callEnumerator('addSplitsBack', () => this.enumerator!.addSplitsBack(back, subtask));
+      this.callEnumerator('addSplitsBack', (e) => e.addSplitsBack(back, subtask));
     }
   }
 
   subtaskFinished(subtask: number, _attempt: number): void {
-    const st = this.subtaskState(subtask);
-    st.assigned = [];
+    this.subtaskState(subtask).finished = true;
   }
 
-  /** Splits the current attempt of `subtask` consumed (recorded with its finished event). */
-  assignedSplits(subtask: number): readonly SourceSplit[] {
-    return this.subtaskState(subtask).assigned;
+  /** The splits `subtask`'s current attempt consumed: written with its finished event. */
+  increment(subtask: number): Uint8Array {
+    return Buffer.from(JSON.stringify(this.subtaskState(subtask).owned));
   }
 
   supportsBatchSnapshot(): boolean {
@@ -152,12 +186,49 @@ export class SourceCoordinator implements OperatorCoordinator {
 
   async checkpointCoordinator(checkpointId: number): Promise<Uint8Array> {
     if (!this.enumerator) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'the split enumerator is not started');
-    const state = await this.enumerator.snapshotState(checkpointId);
-    return Buffer.from(JSON.stringify(state ?? null));
+    const owned: Record<number, SourceSplit[]> = {};
+    this.subtasks.forEach((st, i) => {
+      if (!st.finished && (st.owned.length > 0 || st.queued.length > 0)) owned[i] = [...st.owned, ...st.queued];
+    });
+    const snapshot: SourceCoordinatorSnapshot = { enumerator: await this.enumerator.snapshotState(checkpointId), owned };
+    return Buffer.from(JSON.stringify(snapshot));
   }
 
   async resetToCheckpoint(_checkpointId: number, state: Uint8Array): Promise<void> {
+    await this.restore(state, new Map());
+  }
+
+  /**
+   * Restores after a JobMaster failover. `snapshot` is the newest full snapshot (if any); the
+   * enumerator is re-created when there is none (sources compute their splits deterministically).
+   * `finishedOwned` holds, for each subtask whose finished event survived, the splits it consumed.
+   * Every other subtask is reset: what it owned at snapshot time goes back to the enumerator.
+   */
+  async restore(snapshot: Uint8Array | undefined, finishedOwned: ReadonlyMap<number, SourceSplit[]>, attempts?: ReadonlyMap<number, number>): Promise<void> {
     await this.close();
-    await this.start(JSON.parse(Buffer.from(state).toString('utf8')));
+    this.outstanding.clear();
+    this.consumed.clear();
+    const parsed = snapshot ? (JSON.parse(Buffer.from(snapshot).toString('utf8')) as SourceCoordinatorSnapshot) : undefined;
+    await this.open(parsed ? parsed.enumerator : undefined);
+    for (const splits of finishedOwned.values()) for (const s of splits) this.consumed.add(s.id);
+    this.subtasks.forEach((st, i) => {
+      st.queued = [];
+      st.noMoreSplits = false;
+      st.registered = false;
+      st.attempt = attempts?.get(i) ?? st.attempt;
+      const done = finishedOwned.get(i);
+      st.finished = done !== undefined;
+      st.owned = done ? [...done] : [];
+    });
+    for (const [key, splits] of Object.entries(parsed?.owned ?? {})) {
+      const subtask = Number(key);
+      if (finishedOwned.has(subtask)) continue;
+      const back = splits.filter((s) => !this.consumed.has(s.id));
+      if (back.length > 0) this.callEnumerator('addSplitsBack', (e) => e.addSplitsBack(back, subtask));
+    }
+    this.logger.info(
+      { operatorId: this.operatorId, fromSnapshot: parsed !== undefined, finishedSubtasks: finishedOwned.size, consumedSplits: this.consumed.size },
+      'source coordinator restored',
+    );
   }
 }

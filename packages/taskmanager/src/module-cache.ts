@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ErrorCode, ReboundError, writeFileAtomic } from '@rebound/core';
-import { buildJob, loadJobModule, type Transformation } from '@rebound/api';
+import { buildOperators, loadJobModule, type Transformation } from '@rebound/api';
 
 /**
  * Job modules fetched from the JobMaster, cached on disk by digest, and the operators built from
@@ -16,12 +16,13 @@ export class ModuleCache {
   operators(
     digest: string,
     args: readonly string[],
+    cwd: string,
     fetch: () => Promise<{ bytes: Uint8Array; digest: string }>,
   ): Promise<ReadonlyMap<string, Transformation>> {
-    const key = `${digest}\u0000${JSON.stringify(args)}`;
+    const key = `${digest}\u0000${cwd}\u0000${JSON.stringify(args)}`;
     let p = this.built.get(key);
     if (!p) {
-      p = this.load(digest, args, fetch);
+      p = this.load(digest, args, cwd, fetch);
       this.built.set(key, p);
       p.catch(() => this.built.delete(key));
     }
@@ -31,6 +32,7 @@ export class ModuleCache {
   private async load(
     digest: string,
     args: readonly string[],
+    cwd: string,
     fetch: () => Promise<{ bytes: Uint8Array; digest: string }>,
   ): Promise<ReadonlyMap<string, Transformation>> {
     if (!/^[0-9a-f]{64}$/.test(digest)) throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `bad module digest '${digest}'`);
@@ -49,6 +51,6 @@ export class ModuleCache {
       if (actual !== digest) throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `cached job module ${path} is corrupt`);
     }
     const def = await loadJobModule(path);
-    return (await buildJob(def, [...args])).operators;
+    return buildOperators(def, [...args], { cwd: cwd || undefined });
   }
 }

@@ -1,16 +1,7 @@
 import { ErrorCode, ReboundError } from '@rebound/core';
-import type { KeySelector, Transformation } from '@rebound/api';
+import { groupingKey, type KeySelector, type Transformation } from '@rebound/api';
 
 export type Emit = (record: unknown) => void;
-
-/**
- * Map key for grouping: primitives stand for themselves (so 1 and "1" stay apart), composite
- * keys by their JSON text behind a NUL prefix no string key produced by JSON can start with.
- */
-export function groupingKey(key: unknown): unknown {
-  if (key === null || typeof key !== 'object') return key;
-  return `\u0000${JSON.stringify(key)}`;
-}
 
 export function lookup<K extends Transformation['kind']>(
   operators: ReadonlyMap<string, Transformation>,

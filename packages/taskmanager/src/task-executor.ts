@@ -120,7 +120,7 @@ export class TaskExecutor {
     const exec = tdd.execution!;
     const jl = this.jobLeader!;
     try {
-      const operators = await this.modules.operators(tdd.module_digest, tdd.job_args, () => jl.fetchArtifact(exec.job_id, task.epoch));
+      const operators = await this.modules.operators(tdd.module_digest, tdd.job_args, tdd.working_directory, () => jl.fetchArtifact(exec.job_id, task.epoch));
       const metrics = await runTask({
         tdd,
         operators,

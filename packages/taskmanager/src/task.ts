@@ -8,7 +8,8 @@ import type {
   TaskDeploymentDescriptor__Output,
 } from '@rebound/core';
 import type { SourceSplit, Transformation } from '@rebound/api';
-import { KeyedReducer, composeChain, groupingKey, keySelectorOf, lookup, type Emit } from './operator-chain.js';
+import { groupingKey } from '@rebound/api';
+import { KeyedReducer, composeChain, keySelectorOf, lookup, type Emit } from './operator-chain.js';
 import { OutputEmitter } from './output-emitter.js';
 import { readLocalSubpartitions, readRemoteSubpartitions, type PartitionClientPool, type PartitionStore } from './partition/index.js';
 import { SinkWriter } from './sink-writer.js';

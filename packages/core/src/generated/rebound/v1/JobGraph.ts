@@ -11,6 +11,7 @@ export interface JobGraph {
   'config'?: ({[key: string]: string});
   'module_digest'?: (string);
   'submitted_at_ms'?: (number | string | Long);
+  'working_directory'?: (string);
 }
 
 export interface JobGraph__Output {
@@ -21,4 +22,5 @@ export interface JobGraph__Output {
   'config': ({[key: string]: string});
   'module_digest': (string);
   'submitted_at_ms': (number);
+  'working_directory': (string);
 }

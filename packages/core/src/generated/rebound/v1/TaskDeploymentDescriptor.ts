@@ -21,6 +21,7 @@ export interface TaskDeploymentDescriptor {
   'config'?: ({[key: string]: string});
   'sink_temp_file'?: (string);
   'jobmaster_address'?: (string);
+  'working_directory'?: (string);
 }
 
 export interface TaskDeploymentDescriptor__Output {
@@ -38,4 +39,5 @@ export interface TaskDeploymentDescriptor__Output {
   'config': ({[key: string]: string});
   'sink_temp_file': (string);
   'jobmaster_address': (string);
+  'working_directory': (string);
 }

@@ -1,0 +1,31 @@
+import { parseArgs } from 'node:util';
+
+/**
+ * Argument parsing shared by the examples: `--name value` options, all strings, unknown options
+ * rejected. Errors thrown here surface as "job '<name>' failed to build: <message>".
+ */
+export function parseOptions<const N extends string>(
+  args: string[],
+  usage: string,
+  names: readonly N[],
+): { [K in N]?: string } {
+  const options = Object.fromEntries(names.map((n) => [n, { type: 'string' as const }]));
+  try {
+    const { values } = parseArgs({ args, options, strict: true, allowPositionals: false });
+    return values as { [K in N]?: string };
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; usage: ${usage}`);
+  }
+}
+
+export function required(value: string | undefined, name: string, usage: string): string {
+  if (value === undefined || value === '') throw new Error(`missing --${name}; usage: ${usage}`);
+  return value;
+}
+
+export function intOption(value: string | undefined, name: string, fallback: number, min = 0): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < min) throw new Error(`--${name} must be an integer >= ${min}, got '${value}'`);
+  return n;
+}

@@ -1,0 +1,43 @@
+// Side effect first: registers the error classes that bundled job modules share (errors.ts).
+export { CORE_REGISTRY_KEY } from './errors.js';
+export * from './source.js';
+export type * from './transformations.js';
+export { defineJob, isJobDefinition, type JobDefinition } from './job.js';
+export { ExecutionEnvironment, type EnvironmentOptions, type SourceOptions } from './environment.js';
+export {
+  DataSet,
+  DataSink,
+  KeyedDataSet,
+  JoinBuilder,
+  defaultFormat,
+  type FieldOf,
+  type JoinEqualTo,
+  type JoinWhere,
+} from './dataset.js';
+export { buildJob, buildOperators, MAX_DEFAULT_SOURCE_PARALLELISM, type BuildJobOptions, type BuiltJob } from './job-graph.js';
+export { hashKey, subpartitionOf, groupingKey } from './hash.js';
+export { bundleJobModule, type JobModuleBundle } from './module-bundle.js';
+export { loadJobModule } from './module-loader.js';
+export { SplitQueueEnumerator, splitsOfState, type SplitQueueState } from './sources/split-queue-enumerator.js';
+export {
+  TextFileSource,
+  computeTextFileSplits,
+  listInputFiles,
+  readTextSplit,
+  DEFAULT_TEXT_BATCH_SIZE,
+  DEFAULT_TEXT_SPLIT_SIZE_BYTES,
+  type InputFile,
+  type TextFileSourceOptions,
+  type TextFileSplit,
+} from './sources/text-file-source.js';
+export {
+  RangeGeneratorSource,
+  computeRangeSplits,
+  rowGeneratorSource,
+  sequenceSource,
+  DEFAULT_GENERATOR_BATCH_SIZE,
+  DEFAULT_GENERATOR_SPLIT_SIZE,
+  type GeneratorOptions,
+  type RangeSplit,
+} from './sources/generator-sources.js';
+export { LegacySequenceSource, legacySequenceSource } from './sources/legacy-sequence-source.js';

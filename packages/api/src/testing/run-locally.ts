@@ -1,0 +1,94 @@
+import type { BuiltJob } from '../job-graph.js';
+import { groupingKey } from '../hash.js';
+import type { SourceSplit, SplitEnumeratorContext } from '../source.js';
+import type { Transformation } from '../transformations.js';
+
+/**
+ * A single-process reference interpreter of a built job, for tests of the API and the examples:
+ * every vertex runs as one subtask, records stay in memory, and each sink's lines are returned
+ * instead of written. Not the TaskManager's operator runtime (no partitions, no parallelism).
+ */
+export async function runLocally(job: BuiltJob): Promise<Map<string, string[]>> {
+  const ops = job.operators;
+  const op = (id: string): Transformation => ops.get(id)!;
+  const outputs = new Map<string, unknown[]>(); // vertex id → records at its tail
+  const sinks = new Map<string, string[]>();
+
+  const keyed = (vertexId: string, keyById: string): Map<unknown, { key: unknown; records: unknown[] }> => {
+    const kb = op(keyById);
+    if (kb.kind !== 'keyBy') throw new Error(`${keyById} is not a keyBy`);
+    const groups = new Map<unknown, { key: unknown; records: unknown[] }>();
+    for (const r of outputs.get(vertexId)!) {
+      const key = kb.keySelector(r);
+      const g = groupingKey(key);
+      let group = groups.get(g);
+      if (!group) groups.set(g, (group = { key, records: [] }));
+      group.records.push(r);
+    }
+    return groups;
+  };
+
+  for (const v of job.graph.vertices!) {
+    const [headId, ...chainIds] = v.operator_ids!;
+    const head = op(headId!);
+    let records: unknown[] = [];
+    if (head.kind === 'source') {
+      const splits: SourceSplit[] = [];
+      let done = false;
+      const ctx: SplitEnumeratorContext<SourceSplit> = {
+        parallelism: 1,
+        assignSplit: (s) => splits.push(s),
+        signalNoMoreSplits: () => {
+          done = true;
+        },
+      };
+      const enumerator = await head.source.createEnumerator(ctx);
+      await enumerator.start();
+      enumerator.addReader(0);
+      const reader = head.source.createReader({ subtask: 0, parallelism: 1, attempt: 0 });
+      while (!done) {
+        enumerator.handleSplitRequest(0);
+        while (splits.length > 0) {
+          for await (const batch of reader.read(splits.shift()!)) records.push(...batch);
+        }
+      }
+      await reader.close?.();
+      await enumerator.close();
+    } else if (head.kind === 'reduce') {
+      const edge = v.inputs![0]!;
+      for (const { records: group } of keyed(edge.source_vertex_id!, edge.key_selector_id!).values()) {
+        records.push(group.reduce((a, b) => head.fn(a, b)));
+      }
+    } else if (head.kind === 'join') {
+      const [l, r] = v.inputs!;
+      const build = keyed(r!.source_vertex_id!, r!.key_selector_id!);
+      for (const { key, records: lefts } of keyed(l!.source_vertex_id!, l!.key_selector_id!).values()) {
+        const rights = build.get(groupingKey(key))?.records ?? [];
+        for (const left of lefts) for (const right of rights) records.push(head.fn(left, right));
+      }
+    } else {
+      throw new Error(`vertex ${v.id} starts with a ${head.kind}`);
+    }
+    for (const id of chainIds) {
+      const t = op(id);
+      switch (t.kind) {
+        case 'map':
+          records = records.map((r) => t.fn(r));
+          break;
+        case 'flatMap':
+          records = records.flatMap((r) => [...t.fn(r)]);
+          break;
+        case 'filter':
+          records = records.filter((r) => t.fn(r));
+          break;
+        case 'sink':
+          sinks.set(t.path, records.map((r) => t.format(r)));
+          break;
+        default:
+          throw new Error(`${t.kind} ${t.id} cannot be chained`);
+      }
+    }
+    outputs.set(v.id!, records);
+  }
+  return sinks;
+}

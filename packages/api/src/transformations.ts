@@ -1,0 +1,76 @@
+import type { Source, SourceSplit } from './source.js';
+
+/**
+ * The operators of a job, as the runtime sees them after building the job module. Ids are
+ * assigned in construction order (`op-1`, `op-2`, ...), so building the same module with the
+ * same arguments on the client, the JobMaster and every TaskManager yields the same ids: the
+ * JobGraph names operators by id and each process finds the functions by id.
+ */
+export type Record = unknown;
+export type KeySelector = (record: Record) => unknown;
+
+interface Base {
+  readonly id: string;
+  readonly name: string;
+  /** Explicit parallelism (0 / undefined: decided by config or adaptively). */
+  readonly parallelism?: number;
+}
+
+export interface SourceTransformation extends Base {
+  readonly kind: 'source';
+  readonly source: Source<Record, SourceSplit, unknown>;
+}
+export interface MapTransformation extends Base {
+  readonly kind: 'map';
+  readonly input: string;
+  readonly fn: (record: Record) => Record;
+}
+export interface FlatMapTransformation extends Base {
+  readonly kind: 'flatMap';
+  readonly input: string;
+  readonly fn: (record: Record) => Iterable<Record>;
+}
+export interface FilterTransformation extends Base {
+  readonly kind: 'filter';
+  readonly input: string;
+  readonly fn: (record: Record) => boolean;
+}
+/** Partitions its input by key; consumed by a reduce (not an operator of its own). */
+export interface KeyByTransformation extends Base {
+  readonly kind: 'keyBy';
+  readonly input: string;
+  readonly keySelector: KeySelector;
+}
+/** Associative reduce per key; also usable as the producer-side combiner. */
+export interface ReduceTransformation extends Base {
+  readonly kind: 'reduce';
+  /** The keyBy transformation. */
+  readonly input: string;
+  readonly fn: (a: Record, b: Record) => Record;
+}
+/** Hash join: the right input is built into memory, the left input probes it. */
+export interface JoinTransformation extends Base {
+  readonly kind: 'join';
+  /** keyBy transformations of the two inputs. */
+  readonly left: string;
+  readonly right: string;
+  readonly fn: (left: Record, right: Record) => Record;
+}
+export interface SinkTransformation extends Base {
+  readonly kind: 'sink';
+  readonly input: string;
+  /** Output directory; each subtask's lines become one committed file in it. */
+  readonly path: string;
+  /** Record to line. */
+  readonly format: (record: Record) => string;
+}
+
+export type Transformation =
+  | SourceTransformation
+  | MapTransformation
+  | FlatMapTransformation
+  | FilterTransformation
+  | KeyByTransformation
+  | ReduceTransformation
+  | JoinTransformation
+  | SinkTransformation;
