@@ -45,6 +45,7 @@ describe('buildJob', () => {
       config: {},
       module_digest: '',
       submitted_at_ms: 0,
+      working_directory: process.cwd(),
       vertices: [
         {
           id: 'v-op-1',
