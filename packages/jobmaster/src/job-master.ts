@@ -7,13 +7,16 @@ import type {
   JobGraph__Output,
   JobStatus,
   Logger,
+  RecoveryReport,
+  ResultPartitionId,
   SplitRequest__Output,
   SplitResponse,
   TaskDeploymentDescriptor,
   TaskExecutionState__Output,
   VertexStatus,
 } from '@rebound/core';
-import type { Transformation } from '@rebound/api';
+import type { SourceSplit, Transformation } from '@rebound/api';
+import type { JobEventManager } from '@rebound/event-store';
 import {
   ExecutionGraph,
   TERMINAL_JOB_STATES,
@@ -22,6 +25,9 @@ import {
   type JobState,
 } from './execution-graph.js';
 import { decideParallelismAndInputs, type SubpartitionRange } from './parallelism-decider.js';
+import { JobEventRecorder } from './job-event-recorder.js';
+import { ReplayedJobState } from './job-event-replay.js';
+import { PartitionReconciliation } from './partition-reconciliation.js';
 import { SourceCoordinator } from './source-coordinator.js';
 import { applyCommit, sinkFinalFile, sinkTempFile, type CommitManifest } from './sink-committer.js';
 import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-registry.js';
@@ -41,6 +47,13 @@ export interface JobMasterContext {
   onTerminal(job: JobMaster): Promise<void>;
   /** Something changed that may let other jobs schedule (a slot was freed). */
   onSlotsFreed(): void;
+  /** The job's event log, when batch job recovery is enabled for it. */
+  readonly events?: JobEventManager;
+  /** When this leader was elected (for the recovery report). */
+  readonly electedAtMs: number;
+  /** Recovery reports of earlier failovers, kept with the job. */
+  readonly recoveries: RecoveryReport[];
+  saveRecoveries(jobId: string, reports: readonly RecoveryReport[]): Promise<void>;
 }
 
 interface PendingRestart {
@@ -53,7 +66,7 @@ interface PendingRestart {
  * lost partitions) and the final commit of the sinks.
  */
 export class JobMaster {
-  readonly graph: ExecutionGraph;
+  graph: ExecutionGraph;
   state: JobState = 'CREATED';
   failure = '';
   restarts = 0;
@@ -69,6 +82,12 @@ export class JobMaster {
   private readonly jobConfig: Configuration;
   private restartTimer: NodeJS.Timeout | undefined;
   private terminalReported = false;
+  private recorder: JobEventRecorder | undefined;
+  /** Sources without batch snapshots recovered as finished: any reset of one subtask resets all. */
+  private readonly restartAllOnReset = new Set<string>();
+  private reconciliation: PartitionReconciliation | undefined;
+  /** Reconciliation is over: TaskManagers that show up with retained partitions lose them. */
+  private reconciled = false;
 
   constructor(
     readonly jobGraph: JobGraph__Output,
@@ -78,6 +97,17 @@ export class JobMaster {
     this.graph = new ExecutionGraph(jobGraph);
     this.logger = ctx.logger.child({ component: 'JobMaster', jobId: jobGraph.job_id });
     this.jobConfig = ctx.config.with(jobGraph.config);
+    if (ctx.events) {
+      this.recorder = new JobEventRecorder(
+        ctx.events,
+        this.coordinators,
+        (ev) => this.sinkTemps.get(ev.key) ?? '',
+        this.jobConfig.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
+        ctx.clock,
+        this.logger,
+      );
+      this.graph.addListener(this.recorder);
+    }
     this.maxRestarts = this.jobConfig.getInt('restart-strategy.fixed-delay.attempts');
     this.restartDelayMs = this.jobConfig.getDurationMs('restart-strategy.fixed-delay.delay');
     this.maxParallelism = this.jobConfig.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism');
@@ -93,25 +123,304 @@ export class JobMaster {
     return TERMINAL_JOB_STATES.has(this.state);
   }
 
-  async start(): Promise<void> {
+  /**
+   * Starts the job. `takeover`: a previous leader ran it; with batch job recovery enabled and
+   * events recorded, its progress is recovered instead of starting over.
+   */
+  async start(takeover = false): Promise<void> {
     try {
-      for (const ejv of this.graph.vertices) {
-        if (ejv.isSource) await this.initializeSourceVertex(ejv);
+      const events = this.ctx.events;
+      if (events) await events.start();
+      let recovered = false;
+      if (takeover && events && (await events.hasJobEvents())) {
+        recovered = await this.recover(events);
+      }
+      if (!recovered) {
+        for (const ejv of this.graph.vertices) {
+          if (ejv.isSource) await this.initializeSourceVertex(ejv);
+        }
       }
     } catch (err) {
       await this.failJob(errorMessage(err));
       return;
     }
+    if (this.isTerminal()) return;
     this.state = 'RUNNING';
+    this.reconciled = true;
     this.logger.info({ vertices: this.graph.vertices.length }, 'job running');
     this.schedule();
   }
 
-  private async initializeSourceVertex(ejv: ExecutionJobVertex): Promise<void> {
+  /**
+   * FLIP-383 recovery: replay the events, rebuild decided vertices and finished executions (with
+   * their original attempts), restore the source coordinators, reconcile with the partitions the
+   * TaskManagers kept, and reset what was lost. Returns false when it fell back to a restart from
+   * scratch (the reason is logged and kept in the recovery report).
+   */
+  private async recover(events: JobEventManager): Promise<boolean> {
+    this.state = 'RECONCILING';
+    const startedAt = this.ctx.clock.now();
+    const report: RecoveryReport = {
+      epoch: this.ctx.epoch,
+      elected_at_ms: this.ctx.electedAtMs,
+      started_at_ms: startedAt,
+      restarted_from_scratch: false,
+    };
+    this.logger.info('job enters RECONCILING: replaying its events');
+    const replayed = new ReplayedJobState(this.jobGraph);
+    const result = await events.replay((record) => replayed.apply(record));
+    report.replay_ms = result.durationMs;
+    report.events_replayed = result.events;
+    report.torn_tail_bytes_discarded = result.report.discardedBytes;
+    report.old_leader_last_heard_ms = replayed.lastEventAtMs;
+    if (!result.ok) {
+      const f = result.failure;
+      const why = f.kind === 'handler' ? errorMessage(f.error) : f.error.message;
+      return this.fallBackToScratch(events, report, `replaying the job events failed (${f.kind}): ${why}`);
+    }
+    if (result.report.discardedBytes > 0) {
+      this.logger.warn({ tornTails: result.report.tornTails }, 'torn tails in the event log were cut off');
+    }
+    try {
+      await this.applyReplay(replayed, report);
+    } catch (err) {
+      return this.fallBackToScratch(events, report, `applying the replayed events failed: ${errorMessage(err)}`);
+    }
+    const reconcileStart = this.ctx.clock.now();
+    await this.reconcilePartitions(report);
+    report.reconnect_wait_ms = this.ctx.clock.now() - reconcileStart;
+    report.finished_at_ms = this.ctx.clock.now();
+    await this.addRecoveryReport(report);
+    this.logger.info({ report }, 'job recovered from a JobMaster failover');
+    return true;
+  }
+
+  private async fallBackToScratch(events: JobEventManager, report: RecoveryReport, reason: string): Promise<false> {
+    this.logger.error({ reason }, 'recovery failed; the job restarts from scratch');
+    report.restarted_from_scratch = true;
+    report.reason = reason;
+    report.finished_at_ms = this.ctx.clock.now();
+    this.notes.push(`JobMaster failover: recovery failed, restarted from scratch: ${reason}`);
+    // Start over on a clean log and a fresh graph; partitions of the old run go away.
+    await events.stop(true);
+    await events.start();
+    for (const c of this.coordinators.values()) await c.close();
+    this.coordinators.clear();
+    this.sinkTemps.clear();
+    this.graph = new ExecutionGraph(this.jobGraph);
+    if (this.recorder) {
+      this.recorder.muted = false;
+      this.graph.addListener(this.recorder);
+    }
+    for (const tm of this.ctx.registry.all()) this.releaseJobOn(tm);
+    await this.addRecoveryReport(report);
+    return false;
+  }
+
+  private async addRecoveryReport(report: RecoveryReport): Promise<void> {
+    this.ctx.recoveries.push(report);
+    await this.ctx.saveRecoveries(this.jobId, this.ctx.recoveries).catch((err: unknown) =>
+      this.logger.warn({ err: errorMessage(err) }, 'cannot store the recovery report'),
+    );
+  }
+
+  private async applyReplay(replayed: ReplayedJobState, report: RecoveryReport): Promise<void> {
+    const recorder = this.recorder;
+    if (recorder) recorder.muted = true;
+    try {
+      for (const ejv of this.graph.vertices) {
+        const init = replayed.initialized.get(ejv.id);
+        if (!init) continue;
+        const ranges = init.inputs.map((i) => i.subtask_ranges.map((r) => ({ start: r.start, end: r.end })));
+        if (ejv.isSource) {
+          const op = this.sourceOperator(ejv);
+          this.coordinators.set(ejv.id, new SourceCoordinator(op.id, ejv.name, op.source, init.parallelism, this.logger));
+        }
+        this.graph.initializeVertex(ejv, init.parallelism, ranges, ejv.jobVertex.parallelism === 0);
+      }
+      for (const e of replayed.finished.values()) {
+        const ev = this.graph.executionVertex(e.vertex_id, e.subtask);
+        if (!ev) throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `finished event for unknown subtask ${e.vertex_id}#${e.subtask}`);
+        ev.attempt = e.attempt;
+        if (e.sink_temp_file) this.sinkTemps.set(ev.key, e.sink_temp_file);
+        this.graph.markFinished(
+          ev,
+          e.location ?? { task_manager_id: '', address: '' },
+          e.io_metrics ?? { records_in: 0, records_out: 0, bytes_in: 0, bytes_out: 0, subpartition_bytes: [] },
+          e.finished_at_ms,
+        );
+      }
+      // Unfinished subtasks get attempt numbers no earlier attempt used.
+      for (const ev of this.graph.allExecutionVertices()) {
+        if (ev.state !== 'FINISHED') ev.attempt = (replayed.maxAttempt.get(ev.key) ?? -1) + 1;
+      }
+      report.executions_recovered = replayed.finished.size;
+    } finally {
+      if (recorder) recorder.muted = false;
+    }
+
+    let reset = 0;
+    for (const [vertexId, coordinator] of this.coordinators) {
+      const ejv = this.graph.vertex(vertexId);
+      const finishedEvents = replayed.finishedOf(vertexId);
+      const attempts = new Map(ejv.vertices.map((ev) => [ev.subtask, ev.attempt]));
+      if (coordinator.supportsBatchSnapshot()) {
+        const owned = new Map<number, SourceSplit[]>();
+        for (const e of finishedEvents) {
+          const inc = e.coordinator_increments.find((c) => c.operator_id === coordinator.operatorId);
+          owned.set(e.subtask, inc ? (JSON.parse(Buffer.from(inc.state).toString('utf8')) as SourceSplit[]) : []);
+        }
+        await coordinator.restore(replayed.snapshots.get(coordinator.operatorId), owned, attempts);
+      } else if (ejv.isFinished()) {
+        // Its enumerator state is gone, but nothing of it has to run again, unless a subtask
+        // must rerun later: then all of them do.
+        this.restartAllOnReset.add(vertexId);
+        await coordinator.start();
+      } else {
+        const finished = ejv.vertices.filter((ev) => ev.state === 'FINISHED');
+        this.logger.info({ vertexId, finished: finished.length }, 'source without batch snapshots was not finished: all its subtasks rerun');
+        this.graph.resetForNewExecutions(finished);
+        reset += finished.length;
+        await coordinator.start();
+        for (const ev of ejv.vertices) coordinator.setAttempt(ev.subtask, ev.attempt);
+      }
+    }
+    report.executions_reset = reset;
+  }
+
+  private sourceOperator(ejv: ExecutionJobVertex): Extract<Transformation, { kind: 'source' }> {
     const op = this.operators.get(ejv.jobVertex.source_operator_id);
     if (!op || op.kind !== 'source') {
       throw new ReboundError(ErrorCode.JOB_INVALID, `vertex '${ejv.name}': the job module has no source ${ejv.jobVertex.source_operator_id}`);
     }
+    return op;
+  }
+
+  /**
+   * Asks the TaskManagers for the partitions they kept, during at most
+   * `execution.batch.job-recovery.previous-worker.recovery.timeout` (ended early when every
+   * needed partition is back). Keeps what matches a recovered execution, releases the rest, and
+   * resets the producers of needed partitions that did not come back.
+   */
+  private async reconcilePartitions(report: RecoveryReport): Promise<void> {
+    const needed = new Map<string, ExecutionVertex>();
+    const recovered = new Map<string, ExecutionVertex>();
+    for (const ev of this.graph.allExecutionVertices()) {
+      if (ev.state !== 'FINISHED' || ev.jobVertex.consumers.length === 0) continue;
+      const key = partitionKey(ev.partitionId());
+      recovered.set(key, ev);
+      if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev);
+    }
+    const timeoutMs = this.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
+    const rec = new PartitionReconciliation(needed);
+    this.reconciliation = rec;
+    for (const tm of this.ctx.registry.all()) this.askForPartitions(tm);
+    await rec.wait(timeoutMs);
+    this.reconciliation = undefined;
+
+    let reusedBytes = 0;
+    let releasedBytes = 0;
+    const release = new Map<string, { tm: RegisteredTaskManager; ids: ResultPartitionId[] }>();
+    for (const r of rec.reported.values()) {
+      const ev = recovered.get(r.key);
+      const bytes = r.partition.subpartition_bytes.reduce((a, b) => a + b, 0);
+      if (ev && needed.has(r.key)) {
+        ev.location = { task_manager_id: r.tm.id, address: r.tm.address };
+        reusedBytes += bytes;
+        rec.reused++;
+      } else if (ev) {
+        // Kept as a finished execution's output, though no consumer needs it any more.
+        ev.location = { task_manager_id: r.tm.id, address: r.tm.address };
+      } else {
+        releasedBytes += bytes;
+        const entry = release.get(r.tm.id) ?? { tm: r.tm, ids: [] };
+        entry.ids.push(r.partition.partition_id!);
+        release.set(r.tm.id, entry);
+      }
+    }
+    await Promise.all(
+      [...release.values()].map(({ tm, ids }) =>
+        this.ctx.registry.call(tm, (c) => c.ReleasePartitions, { epoch: this.ctx.epoch, partitions: ids }).catch((err: unknown) =>
+          this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'releasing unneeded partitions failed'),
+        ),
+      ),
+    );
+    const missing = [...needed].filter(([key]) => !rec.reported.has(key)).map(([, ev]) => ev);
+    report.partitions_reused = rec.reused;
+    report.partition_bytes_reused = reusedBytes;
+    report.partitions_released = [...release.values()].reduce((n, e) => n + e.ids.length, 0);
+    report.partition_bytes_released = releasedBytes;
+    report.partitions_missing = missing.length;
+    this.logger.info(
+      { needed: needed.size, reused: rec.reused, released: report.partitions_released, missing: missing.length },
+      'partitions reconciled',
+    );
+    if (missing.length > 0) {
+      const toReset = this.withWholeSources(missing);
+      for (const ev of toReset) this.coordinators.get(ev.jobVertex.id)?.subtaskReset(ev.subtask, ev.attempt + 1);
+      this.graph.resetForNewExecutions(toReset);
+      this.afterSourceResets(toReset);
+      report.executions_reset = (report.executions_reset ?? 0) + toReset.length;
+    }
+  }
+
+  private askForPartitions(tm: RegisteredTaskManager): void {
+    const rec = this.reconciliation;
+    if (!rec) return;
+    this.ctx.registry
+      .call(tm, (c) => c.GetAndRetainPartitionsWithMetrics, { epoch: this.ctx.epoch, job_id: this.jobId })
+      .then(
+        (res) => rec.add(tm, res.partitions),
+        (err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'asking for retained partitions failed'),
+      );
+  }
+
+  /** A TaskManager registered with this leader. */
+  onTaskManagerRegistered(tm: RegisteredTaskManager, retainedJobs: readonly string[]): void {
+    if (this.reconciliation) {
+      this.askForPartitions(tm);
+    } else if (this.reconciled && retainedJobs.includes(this.jobId)) {
+      // Too late for reconciliation: whatever it kept of this job is of no use now.
+      this.releaseJobOn(tm);
+    }
+  }
+
+  private releaseJobOn(tm: RegisteredTaskManager): void {
+    this.ctx.registry
+      .call(tm, (c) => c.DisconnectJob, { epoch: this.ctx.epoch, job_id: this.jobId, release_partitions: true })
+      .catch((err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'releasing retained partitions failed'));
+  }
+
+  /** Adds all subtasks of sources that must rerun as a whole (no batch snapshot, recovered finished). */
+  private withWholeSources(evs: ExecutionVertex[]): ExecutionVertex[] {
+    const out = new Set(evs);
+    for (const ev of evs) {
+      if (!this.restartAllOnReset.has(ev.jobVertex.id)) continue;
+      for (const other of ev.jobVertex.vertices) {
+        if (other.state === 'FINISHED' || other.state === 'CREATED') out.add(other);
+      }
+    }
+    return [...out];
+  }
+
+  /** After a whole-source reset, the source's enumerator starts over. */
+  private afterSourceResets(evs: readonly ExecutionVertex[]): void {
+    const vertices = new Set(evs.map((ev) => ev.jobVertex.id));
+    for (const id of vertices) {
+      if (!this.restartAllOnReset.has(id)) continue;
+      this.restartAllOnReset.delete(id);
+      const ejv = this.graph.vertex(id);
+      const coordinator = this.coordinators.get(id);
+      if (!coordinator) continue;
+      this.logger.info({ vertexId: id }, 'source without batch snapshots restarts all its subtasks with a fresh enumerator');
+      void coordinator
+        .restore(undefined, new Map(), new Map(ejv.vertices.map((ev) => [ev.subtask, ev.attempt])))
+        .catch((err: unknown) => void this.failJob(errorMessage(err)));
+    }
+  }
+
+  private async initializeSourceVertex(ejv: ExecutionJobVertex): Promise<void> {
+    const op = this.sourceOperator(ejv);
     const configured = this.jobConfig.getInt('execution.batch.adaptive.auto-parallelism.default-source-parallelism');
     let splits: number | undefined;
     try {
@@ -365,7 +674,11 @@ export class JobMaster {
     if (toReset.length > 0) this.restartTasks(toReset, `TaskManager ${tmId} lost: ${reason}`);
   }
 
-  private restartTasks(evs: ExecutionVertex[], reason: string): void {
+  private restartTasks(failed: ExecutionVertex[], reason: string): void {
+    const evs = this.withWholeSources(failed);
+    for (const ev of evs) {
+      if (ev.state === 'RUNNING' || ev.state === 'DEPLOYING') this.cancelAttempt(ev);
+    }
     this.restarts++;
     if (this.restarts > this.maxRestarts) {
       void this.failJob(`restart strategy exhausted after ${this.maxRestarts} restarts; last failure: ${reason}`);
@@ -376,6 +689,7 @@ export class JobMaster {
       this.coordinators.get(ev.jobVertex.id)?.subtaskReset(ev.subtask, ev.attempt + 1);
     }
     this.graph.resetForNewExecutions(evs);
+    this.afterSourceResets(evs);
     for (const ev of evs) this.restartDelays.set(ev.key, { notBeforeMs: notBefore });
     this.logger.info({ tasks: evs.map((e) => e.key), restarts: this.restarts }, 'restarting tasks');
     this.ctx.onSlotsFreed();
@@ -457,6 +771,18 @@ export class JobMaster {
     await this.reportTerminal();
   }
 
+  /** Cancels one running attempt (its result is no longer wanted). */
+  private cancelAttempt(ev: ExecutionVertex): void {
+    const tm = ev.location ? this.ctx.registry.get(ev.location.task_manager_id) : undefined;
+    const id = this.attemptIdOf(ev);
+    this.graph.transition(ev, 'CANCELED');
+    if (!tm) return;
+    this.ctx.registry.freeSlot(tm.id);
+    this.ctx.registry.call(tm, (c) => c.CancelTask, { epoch: this.ctx.epoch, execution: id }).catch((err: unknown) => {
+      this.logger.warn({ err: errorMessage(err), taskManagerId: tm.id }, 'cancel failed');
+    });
+  }
+
   private async cancelRunningTasks(): Promise<void> {
     const calls: Promise<unknown>[] = [];
     for (const ev of this.graph.allExecutionVertices()) {
@@ -479,6 +805,8 @@ export class JobMaster {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     for (const c of this.coordinators.values()) await c.close();
+    // Globally terminal: nothing will ever be recovered, so the log goes.
+    await this.ctx.events?.stop(true).catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'clearing the job events failed'));
     if (this.terminalReported) return;
     this.terminalReported = true;
     await this.ctx.onTerminal(this);
@@ -491,6 +819,7 @@ export class JobMaster {
     this.restartTimer = undefined;
     this.state = this.isTerminal() ? this.state : 'CREATED';
     for (const c of this.coordinators.values()) await c.close();
+    await this.ctx.events?.stop(false).catch(() => undefined);
   }
 
   status(): JobStatus {
@@ -504,7 +833,7 @@ export class JobMaster {
       failure: this.failure,
       restarts: this.restarts,
       leader_epoch: this.ctx.epoch,
-      recoveries: [],
+      recoveries: this.ctx.recoveries,
       notes: this.notes,
     };
   }

@@ -8,17 +8,20 @@ import type {
   JobStatus__Output,
   JobSummary,
   Logger,
+  RecoveryReport,
   SubmitJobRequest__Output,
   TaskExecutionState__Output,
 } from '@rebound/core';
 import { buildJob, loadJobModule } from '@rebound/api';
-import { JobGraphStore } from '@rebound/ha';
+import { FileSystemJobEventStore, JobEventManager } from '@rebound/event-store';
+import { JobGraphStore, readCurrentEpoch } from '@rebound/ha';
 import { JobMaster } from './job-master.js';
 import { applyCommit, type CommitManifest } from './sink-committer.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
 
 const COMMIT_MANIFEST = 'commit.json';
 const FINAL_STATUS = 'final-status.pb';
+const RECOVERIES = 'recoveries.json';
 
 /**
  * Everything that exists only while this process leads: the TaskManager registry and a
@@ -29,23 +32,28 @@ export class LeaderServices {
   private readonly jobs = new Map<string, JobMaster>();
   private readonly store: JobGraphStore;
   private closed = false;
+  private readonly electedAtMs: number;
 
   constructor(
     readonly epoch: number,
     private readonly jobmasterId: string,
     private readonly address: string,
-    haDir: string,
+    private readonly haDir: string,
     private readonly config: Configuration,
     private readonly logger: Logger,
     private readonly clock: Clock,
   ) {
     this.store = new JobGraphStore(haDir);
+    this.electedAtMs = clock.now();
     this.registry = new TaskManagerRegistry(
       epoch,
       jobmasterId,
       config,
       {
-        onTaskManagerRegistered: () => this.scheduleAll(),
+        onTaskManagerRegistered: (tm, retained) => {
+          for (const job of this.jobs.values()) job.onTaskManagerRegistered(tm, retained);
+          this.scheduleAll();
+        },
         onTaskManagerLost: (tmId, reason) => {
           for (const job of this.jobs.values()) job.onTaskManagerLost(tmId, reason);
           this.scheduleAll();
@@ -76,8 +84,7 @@ export class LeaderServices {
           continue;
         }
         const { graph } = await this.store.getJob(jobId);
-        this.logger.info({ jobId, name: graph.name }, 'taking over unfinished job; it restarts from scratch');
-        await this.runJob(graph, ['JobMaster failover: restarted from scratch (job recovery is not enabled)']);
+        await this.runJob(graph, true);
       } catch (err) {
         this.logger.error({ jobId, err: errorMessage(err) }, 'cannot take over job');
         await this.store.markTerminal(jobId, { state: 'FAILED', finishedAtMs: this.clock.now(), failure: `takeover failed: ${errorMessage(err)}` });
@@ -92,11 +99,11 @@ export class LeaderServices {
       throw new ReboundError(ErrorCode.JOB_INVALID, `job ${graph.job_id} was already submitted`);
     }
     await this.store.putJob(graph, req.module_bundle);
-    await this.runJob(graph, []);
+    await this.runJob(graph, false);
     return graph.job_id;
   }
 
-  private async runJob(graph: JobGraph__Output, notes: string[]): Promise<void> {
+  private async runJob(graph: JobGraph__Output, takeover: boolean): Promise<void> {
     const { modulePath } = await this.store.getJob(graph.job_id);
     let operators;
     try {
@@ -105,6 +112,25 @@ export class LeaderServices {
     } catch (err) {
       throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `job ${graph.job_id}: cannot build the job module on the JobMaster: ${errorMessage(err)}`);
     }
+    const jobConfig = this.config.with(graph.config);
+    const recoveryEnabled = jobConfig.getBoolean('execution.batch.job-recovery.enabled');
+    const logger = this.logger.child({ jobId: graph.job_id });
+    const events = recoveryEnabled
+      ? new JobEventManager(
+          new FileSystemJobEventStore({
+            haDir: this.haDir,
+            jobId: graph.job_id,
+            epoch: this.epoch,
+            jobMasterId: this.jobmasterId,
+            currentLeaderEpoch: () => readCurrentEpoch(this.haDir),
+            config: jobConfig,
+            clock: this.clock,
+            logger: logger.child({ component: 'JobEventStore' }),
+          }),
+          this.clock,
+        )
+      : undefined;
+    const recoveries = await this.loadRecoveries(graph.job_id);
     const job = new JobMaster(graph, operators, {
       epoch: this.epoch,
       jobmasterId: this.jobmasterId,
@@ -113,13 +139,30 @@ export class LeaderServices {
       registry: this.registry,
       logger: this.logger,
       clock: this.clock,
+      events,
+      electedAtMs: this.electedAtMs,
+      recoveries,
+      saveRecoveries: (jobId, reports) => this.store.putJobAttachment(jobId, RECOVERIES, JSON.stringify(reports)),
       saveCommitManifest: (jobId, manifest) => this.store.putJobAttachment(jobId, COMMIT_MANIFEST, JSON.stringify(manifest)),
       onTerminal: (j) => this.onJobTerminal(j),
       onSlotsFreed: () => this.scheduleAll(),
     });
-    job.notes.push(...notes);
+    if (takeover) {
+      this.logger.info({ jobId: graph.job_id, name: graph.name, recoveryEnabled }, 'taking over an unfinished job');
+      if (!recoveryEnabled) job.notes.push('JobMaster failover: restarted from scratch (execution.batch.job-recovery.enabled is false)');
+    }
     this.jobs.set(graph.job_id, job);
-    await job.start();
+    await job.start(takeover);
+  }
+
+  private async loadRecoveries(jobId: string): Promise<RecoveryReport[]> {
+    const raw = await this.store.getJobAttachment(jobId, RECOVERIES).catch(() => undefined);
+    if (!raw) return [];
+    try {
+      return JSON.parse(Buffer.from(raw).toString('utf8')) as RecoveryReport[];
+    } catch {
+      return [];
+    }
   }
 
   private async onJobTerminal(job: JobMaster): Promise<void> {

@@ -1,6 +1,6 @@
 import { ErrorCode, ReboundError, errorMessage } from '@rebound/core';
 import type { Logger } from '@rebound/core';
-import type { Source, SourceSplit, SplitEnumerator, SplitEnumeratorContext } from '@rebound/api';
+import { NO_CHECKPOINT, type Source, type SourceSplit, type SplitEnumerator, type SplitEnumeratorContext } from '@rebound/api';
 import type { OperatorCoordinator } from './operator-coordinator.js';
 
 export type SplitAnswer = { split: SourceSplit } | { noMoreSplits: true } | { retryAfterMs: number };
@@ -19,7 +19,7 @@ interface SubtaskState {
 /** What `checkpointCoordinator(-1)` returns (JSON): the enumerator's state plus who owns what. */
 export interface SourceCoordinatorSnapshot {
   enumerator: unknown;
-  /** Splits owned by subtasks that had not finished when the snapshot was taken. */
+  /** Splits owned by each subtask (finished or not) when the snapshot was taken. */
   owned: Record<number, SourceSplit[]>;
 }
 
@@ -171,6 +171,11 @@ export class SourceCoordinator implements OperatorCoordinator {
     }
   }
 
+  /** Aligns a subtask's expected attempt (after recovery reset its attempts). */
+  setAttempt(subtask: number, attempt: number): void {
+    this.subtaskState(subtask).attempt = attempt;
+  }
+
   subtaskFinished(subtask: number, _attempt: number): void {
     this.subtaskState(subtask).finished = true;
   }
@@ -186,48 +191,85 @@ export class SourceCoordinator implements OperatorCoordinator {
 
   async checkpointCoordinator(checkpointId: number): Promise<Uint8Array> {
     if (!this.enumerator) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'the split enumerator is not started');
+    return this.encodeSnapshot(await this.enumerator.snapshotState(checkpointId));
+  }
+
+  /**
+   * A batch snapshot taken synchronously, so it is written in order with the event that carries
+   * it; undefined when the enumerator can only snapshot asynchronously or failed to.
+   */
+  snapshotNow(): Uint8Array | undefined {
+    if (!this.enumerator || !this.supportsBatchSnapshot()) return undefined;
+    try {
+      const state = this.enumerator.snapshotState(NO_CHECKPOINT);
+      if (state instanceof Promise) {
+        state.catch(() => undefined);
+        return undefined;
+      }
+      return this.encodeSnapshot(state);
+    } catch (err) {
+      this.logger.warn({ operatorId: this.operatorId, err: errorMessage(err) }, 'enumerator snapshot failed');
+      return undefined;
+    }
+  }
+
+  private encodeSnapshot(enumeratorState: unknown): Uint8Array {
+    // Every subtask's splits, finished or not: a finished subtask may be reset after the
+    // snapshot, and then its splits must come back (see restore).
     const owned: Record<number, SourceSplit[]> = {};
     this.subtasks.forEach((st, i) => {
-      if (!st.finished && (st.owned.length > 0 || st.queued.length > 0)) owned[i] = [...st.owned, ...st.queued];
+      if (st.owned.length > 0 || st.queued.length > 0) owned[i] = [...st.owned, ...st.queued];
     });
-    const snapshot: SourceCoordinatorSnapshot = { enumerator: await this.enumerator.snapshotState(checkpointId), owned };
+    const snapshot: SourceCoordinatorSnapshot = { enumerator: enumeratorState ?? null, owned };
     return Buffer.from(JSON.stringify(snapshot));
   }
 
   async resetToCheckpoint(_checkpointId: number, state: Uint8Array): Promise<void> {
-    await this.restore(state, new Map());
+    await this.restore(state, new Map(), new Map());
   }
 
   /**
-   * Restores after a JobMaster failover. `snapshot` is the newest full snapshot (if any); the
-   * enumerator is re-created when there is none (sources compute their splits deterministically).
+   * Restores after a JobMaster failover. `snapshot` is the newest full snapshot (if any); without
+   * one the enumerator is created afresh (built-in sources compute their splits deterministically).
    * `finishedOwned` holds, for each subtask whose finished event survived, the splits it consumed.
-   * Every other subtask is reset: what it owned at snapshot time goes back to the enumerator.
+   *
+   * At snapshot time every split was either in the enumerator or owned by some subtask. So the
+   * splits to hand out again are: the enumerator's, plus every split owned at snapshot time, minus
+   * what finished subtasks consumed (dropped whenever the enumerator offers one).
    */
-  async restore(snapshot: Uint8Array | undefined, finishedOwned: ReadonlyMap<number, SourceSplit[]>, attempts?: ReadonlyMap<number, number>): Promise<void> {
+  async restore(
+    snapshot: Uint8Array | undefined,
+    finishedOwned: ReadonlyMap<number, SourceSplit[]>,
+    attempts: ReadonlyMap<number, number>,
+  ): Promise<void> {
     await this.close();
     this.outstanding.clear();
     this.consumed.clear();
     const parsed = snapshot ? (JSON.parse(Buffer.from(snapshot).toString('utf8')) as SourceCoordinatorSnapshot) : undefined;
     await this.open(parsed ? parsed.enumerator : undefined);
-    for (const splits of finishedOwned.values()) for (const s of splits) this.consumed.add(s.id);
+    for (const splits of finishedOwned.values()) {
+      for (const s of splits) {
+        this.consumed.add(s.id);
+      }
+    }
     this.subtasks.forEach((st, i) => {
       st.queued = [];
       st.noMoreSplits = false;
       st.registered = false;
-      st.attempt = attempts?.get(i) ?? st.attempt;
+      st.attempt = attempts.get(i) ?? st.attempt;
       const done = finishedOwned.get(i);
       st.finished = done !== undefined;
       st.owned = done ? [...done] : [];
+      for (const s of st.owned) this.outstanding.add(s.id);
     });
+    let returned = 0;
     for (const [key, splits] of Object.entries(parsed?.owned ?? {})) {
-      const subtask = Number(key);
-      if (finishedOwned.has(subtask)) continue;
       const back = splits.filter((s) => !this.consumed.has(s.id));
-      if (back.length > 0) this.callEnumerator('addSplitsBack', (e) => e.addSplitsBack(back, subtask));
+      returned += back.length;
+      if (back.length > 0) this.callEnumerator('addSplitsBack', (e) => e.addSplitsBack(back, Number(key)));
     }
     this.logger.info(
-      { operatorId: this.operatorId, fromSnapshot: parsed !== undefined, finishedSubtasks: finishedOwned.size, consumedSplits: this.consumed.size },
+      { operatorId: this.operatorId, fromSnapshot: parsed !== undefined, finishedSubtasks: finishedOwned.size, consumedSplits: this.consumed.size, returned },
       'source coordinator restored',
     );
   }

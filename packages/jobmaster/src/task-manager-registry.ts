@@ -23,7 +23,7 @@ export interface RegisteredTaskManager {
 }
 
 export interface TaskManagerRegistryListener {
-  onTaskManagerRegistered(tm: RegisteredTaskManager): void;
+  onTaskManagerRegistered(tm: RegisteredTaskManager, jobsWithRetainedPartitions: readonly string[]): void;
   onTaskManagerLost(tmId: string, reason: string): void;
 }
 
@@ -83,7 +83,7 @@ export class TaskManagerRegistry {
     };
     this.tms.set(tm.id, tm);
     this.logger.info({ taskManagerId: tm.id, address: tm.address, slots: tm.slots }, 'TaskManager registered');
-    this.listener.onTaskManagerRegistered(tm);
+    this.listener.onTaskManagerRegistered(tm, req.jobs_with_retained_partitions);
     return {
       epoch: this.epoch,
       jobmaster_id: this.jobmasterId,

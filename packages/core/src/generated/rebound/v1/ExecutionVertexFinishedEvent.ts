@@ -18,6 +18,7 @@ export interface ExecutionVertexFinishedEvent {
   'shuffle_master_snapshot'?: (Buffer | Uint8Array | string);
   'has_shuffle_master_snapshot'?: (boolean);
   'finished_at_ms'?: (number | string | Long);
+  'sink_temp_file'?: (string);
 }
 
 export interface ExecutionVertexFinishedEvent__Output {
@@ -32,4 +33,5 @@ export interface ExecutionVertexFinishedEvent__Output {
   'shuffle_master_snapshot': (Buffer);
   'has_shuffle_master_snapshot': (boolean);
   'finished_at_ms': (number);
+  'sink_temp_file': (string);
 }

@@ -1,0 +1,108 @@
+import { errorMessage } from '@rebound/core';
+import type { Clock, Logger, OperatorCoordinatorSnapshot } from '@rebound/core';
+import type { JobEventManager } from '@rebound/event-store';
+import type { ExecutionGraphListener, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
+import type { SourceCoordinator } from './source-coordinator.js';
+
+/**
+ * Writes every recovery-relevant change of the ExecutionGraph to the JobEventStore
+ * (FLIP-383's JobEvents). Writing never blocks: the store buffers.
+ *
+ * Snapshots: a finished source subtask always records the splits it consumed (an increment);
+ * a full coordinator snapshot goes with the event when the vertex finished or when
+ * `execution.batch.job-recovery.snapshot.min-pause` has passed since the last one.
+ */
+export class JobEventRecorder implements ExecutionGraphListener {
+  private lastSnapshotAtMs = -Infinity;
+
+  constructor(
+    private readonly events: JobEventManager,
+    private readonly coordinators: ReadonlyMap<string, SourceCoordinator>,
+    private readonly sinkTempFileOf: (ev: ExecutionVertex) => string,
+    private readonly snapshotMinPauseMs: number,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+  ) {}
+
+  /** False once the store stopped for good (write failure or fenced); the job keeps running. */
+  enabled = true;
+  /** Set while replayed state is applied: those changes are already in the log. */
+  muted = false;
+
+  private write(fn: () => void): void {
+    if (this.muted || !this.enabled || !this.events.isRunning()) return;
+    try {
+      fn();
+    } catch (err) {
+      this.enabled = false;
+      this.logger.error({ err: errorMessage(err) }, 'recording job events failed; this job can no longer be recovered after a JobMaster failure');
+    }
+  }
+
+  onVertexInitialized(ejv: ExecutionJobVertex): void {
+    this.write(() =>
+      this.events.writeEvent({
+        type: 'ExecutionJobVertexInitialized',
+        event: {
+          vertex_id: ejv.id,
+          parallelism: ejv.parallelism,
+          inputs: ejv.jobVertex.inputs.map((edge, i) => ({
+            producer_vertex_id: edge.source_vertex_id,
+            subtask_ranges: ejv.inputRanges[i] ?? [],
+          })),
+        },
+      }),
+    );
+  }
+
+  onExecutionFinished(ev: ExecutionVertex): void {
+    if (this.muted) return;
+    const ejv = ev.jobVertex;
+    const vertexFinished = ejv.isFinished();
+    const increments: OperatorCoordinatorSnapshot[] = [];
+    const snapshots: OperatorCoordinatorSnapshot[] = [];
+    const coordinator = this.coordinators.get(ejv.id);
+    if (coordinator) {
+      increments.push({ operator_id: coordinator.operatorId, state: coordinator.increment(ev.subtask) });
+      const now = this.clock.now();
+      if (coordinator.supportsBatchSnapshot() && (vertexFinished || now - this.lastSnapshotAtMs >= this.snapshotMinPauseMs)) {
+        const state = coordinator.snapshotNow();
+        if (state) {
+          snapshots.push({ operator_id: coordinator.operatorId, state });
+          this.lastSnapshotAtMs = now;
+        }
+      }
+    }
+    this.write(() =>
+      this.events.writeEvent(
+        {
+          type: 'ExecutionVertexFinished',
+          event: {
+            vertex_id: ejv.id,
+            subtask: ev.subtask,
+            attempt: ev.attempt,
+            location: ev.location ?? null,
+            io_metrics: ev.ioMetrics ?? null,
+            partitions: ejv.consumers.length > 0 ? [ev.partitionId()] : [],
+            coordinator_snapshots: snapshots,
+            coordinator_increments: increments,
+            has_shuffle_master_snapshot: false,
+            finished_at_ms: ev.finishedAtMs,
+            sink_temp_file: this.sinkTempFileOf(ev),
+          },
+        },
+        // A finished vertex closes the file: its events become a durable unit.
+        vertexFinished,
+      ),
+    );
+  }
+
+  onExecutionsReset(evs: readonly ExecutionVertex[]): void {
+    this.write(() =>
+      this.events.writeEvent({
+        type: 'ExecutionVertexReset',
+        event: { vertices: evs.map((ev) => ({ vertex_id: ev.jobVertex.id, subtask: ev.subtask })) },
+      }),
+    );
+  }
+}

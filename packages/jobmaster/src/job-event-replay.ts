@@ -1,0 +1,63 @@
+import { ErrorCode, ReboundError, executionVertexKey } from '@rebound/core';
+import type { ExecutionJobVertexInitializedEvent__Output, ExecutionVertexFinishedEvent__Output, JobGraph__Output } from '@rebound/core';
+import type { JobEventRecord } from '@rebound/event-store';
+
+/**
+ * What the events of earlier JobMaster attempts say about a job (Flink's
+ * DefaultBatchJobRecoveryHandler replay state): decided vertices, the finished executions that
+ * were not reset afterwards, the newest full coordinator snapshots.
+ */
+export class ReplayedJobState {
+  readonly initialized = new Map<string, ExecutionJobVertexInitializedEvent__Output>();
+  /** Insertion order = finish order; a reset removes the entry. */
+  readonly finished = new Map<string, ExecutionVertexFinishedEvent__Output>();
+  /** Highest attempt number any event mentions, per execution vertex. */
+  readonly maxAttempt = new Map<string, number>();
+  /** Newest full snapshot per coordinator (operator id). */
+  readonly snapshots = new Map<string, Uint8Array>();
+  events = 0;
+  lastEventAtMs = 0;
+
+  constructor(private readonly graph: JobGraph__Output) {}
+
+  private vertex(id: string, what: string): void {
+    if (!this.graph.vertices.some((v) => v.id === id)) {
+      throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `${what} names vertex '${id}', which the job graph does not have`);
+    }
+  }
+
+  apply(record: JobEventRecord): void {
+    this.events++;
+    this.lastEventAtMs = Math.max(this.lastEventAtMs, record.writtenAtMs);
+    switch (record.type) {
+      case 'ExecutionJobVertexInitialized': {
+        const e = record.event;
+        this.vertex(e.vertex_id, 'an ExecutionJobVertexInitializedEvent');
+        if (e.parallelism < 1) throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `vertex ${e.vertex_id} initialized with parallelism ${e.parallelism}`);
+        this.initialized.set(e.vertex_id, e);
+        return;
+      }
+      case 'ExecutionVertexFinished': {
+        const e = record.event;
+        this.vertex(e.vertex_id, 'an ExecutionVertexFinishedEvent');
+        const init = this.initialized.get(e.vertex_id);
+        if (!init || e.subtask < 0 || e.subtask >= init.parallelism) {
+          throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `finished event for ${e.vertex_id}#${e.subtask} before its vertex was initialized`);
+        }
+        const key = executionVertexKey(e.vertex_id, e.subtask);
+        this.finished.delete(key);
+        this.finished.set(key, e);
+        this.maxAttempt.set(key, Math.max(this.maxAttempt.get(key) ?? -1, e.attempt));
+        for (const s of e.coordinator_snapshots) this.snapshots.set(s.operator_id, s.state);
+        return;
+      }
+      case 'ExecutionVertexReset':
+        for (const v of record.event.vertices) this.finished.delete(executionVertexKey(v.vertex_id, v.subtask));
+        return;
+    }
+  }
+
+  finishedOf(vertexId: string): ExecutionVertexFinishedEvent__Output[] {
+    return [...this.finished.values()].filter((e) => e.vertex_id === vertexId);
+  }
+}
