@@ -15,8 +15,12 @@ export interface SourceSplit {
 export interface SplitEnumeratorContext<Split extends SourceSplit> {
   /** Parallelism of the source vertex. */
   readonly parallelism: number;
-  /** Answers a pending (or the next) split request of `subtask` with `split`. */
-  assignSplit(split: Split, subtask: number): void;
+  /**
+   * Answers a pending (or the next) split request of `subtask` with `split`. Returns false when
+   * the split was dropped instead: after a JobMaster failover a restored enumerator may offer a
+   * split that a finished subtask already consumed; an enumerator may then offer the next one.
+   */
+  assignSplit(split: Split, subtask: number): boolean | void;
   /** Tells `subtask` that no further splits will come. */
   signalNoMoreSplits(subtask: number): void;
 }

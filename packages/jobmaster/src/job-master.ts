@@ -849,6 +849,18 @@ export class JobMaster {
     let bytesOut = 0;
     let recordsIn = 0;
     let recordsOut = 0;
+    // What a consumer reads is what its producers wrote into its subpartition ranges.
+    ejv.jobVertex.inputs.forEach((edge, i) => {
+      const ranges = ejv.inputRanges[i] ?? [];
+      for (const pv of this.graph.vertex(edge.source_vertex_id).vertices) {
+        const sp = pv.ioMetrics?.subpartition_bytes ?? [];
+        ejv.vertices.forEach((ev) => {
+          if (ev.state !== 'FINISHED') return;
+          const r = ranges[ev.subtask];
+          if (r) for (let k = r.start; k <= r.end; k++) bytesIn += sp[k] ?? 0;
+        });
+      }
+    });
     for (const ev of ejv.vertices) {
       bytesIn += ev.ioMetrics?.bytes_in ?? 0;
       bytesOut += ev.ioMetrics?.bytes_out ?? 0;

@@ -65,7 +65,7 @@ export class SourceCoordinator implements OperatorCoordinator {
         const st = this.subtaskState(subtask);
         if (this.consumed.has(split.id)) {
           this.droppedConsumedSplit = true;
-          return;
+          return false;
         }
         if (this.outstanding.has(split.id)) {
           throw new ReboundError(
@@ -75,6 +75,7 @@ export class SourceCoordinator implements OperatorCoordinator {
         }
         this.outstanding.add(split.id);
         st.queued.push(split);
+        return true;
       },
       signalNoMoreSplits: (subtask) => {
         this.subtaskState(subtask).noMoreSplits = true;

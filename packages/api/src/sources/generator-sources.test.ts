@@ -5,7 +5,7 @@ import { computeRangeSplits, rowGeneratorSource, sequenceSource, type RangeSplit
 import { legacySequenceSource } from './legacy-sequence-source.js';
 
 function ctx<S extends SourceSplit>(assigned: S[], noMore: number[] = []): SplitEnumeratorContext<S> {
-  return { parallelism: 2, assignSplit: (s) => assigned.push(s), signalNoMoreSplits: (t) => noMore.push(t) };
+  return { parallelism: 2, assignSplit: (s) => { assigned.push(s); }, signalNoMoreSplits: (t) => { noMore.push(t); } };
 }
 
 async function readSplit<T>(read: (s: RangeSplit) => AsyncIterable<T[]>, s: RangeSplit): Promise<T[][]> {
@@ -29,7 +29,8 @@ describe('generator sources', () => {
     expect(src.estimateSplits()).toBe(3);
     const splits: RangeSplit[] = [];
     const e = src.createEnumerator(ctx(splits));
-    for (let i = 0; i < 3; i++) e.handleSplitRequest(0);
+    // Two readers, three splits: each reader gets at most its fair share (two).
+    for (let i = 0; i < 3; i++) e.handleSplitRequest(i % 2);
     const reader = src.createReader();
     const batches = [];
     for (const s of splits) batches.push(...(await readSplit((x) => reader.read(x), s)));
@@ -42,12 +43,12 @@ describe('generator sources', () => {
     const e = src.createEnumerator(ctx(first));
     e.handleSplitRequest(0);
     const state = JSON.parse(JSON.stringify(e.snapshotState(NO_CHECKPOINT)));
-    expect(state).toEqual({ splits: [{ id: 'range-2-4', start: 2, end: 4 }, { id: 'range-4-5', start: 4, end: 5 }] });
+    expect(state).toEqual({ splits: [{ id: 'range-2-4', start: 2, end: 4 }, { id: 'range-4-5', start: 4, end: 5 }], total: 3 });
     const again: RangeSplit[] = [];
     const noMore: number[] = [];
     const r = src.restoreEnumerator(ctx(again, noMore), state);
     r.addSplitsBack(first, 0);
-    for (let i = 0; i < 4; i++) r.handleSplitRequest(1);
+    for (let i = 0; i < 4; i++) r.handleSplitRequest(i % 2);
     expect(again.map((s) => s.id)).toEqual(['range-0-2', 'range-2-4', 'range-4-5']);
     expect(noMore).toEqual([1]);
     const rows = await readSplit((x) => src.createReader().read(x), again[2]!);
@@ -85,5 +86,35 @@ describe('legacy sequence source', () => {
     expect(err).toBeInstanceOf(ReboundError);
     expect(err).toMatchObject({ code: 'ILLEGAL_STATE', message: expect.stringMatching(/does not support batch snapshots/) });
     expect(() => src.restoreEnumerator()).toThrow(/no snapshot to restore/);
+  });
+});
+
+describe('SplitQueueEnumerator fair share', () => {
+  it('gives each reader at most ceil(splits / parallelism) and skips splits the context drops', () => {
+    const assigned: [string, number][] = [];
+    const noMore: number[] = [];
+    const dropped = new Set(['range-0-1']);
+    const e = sequenceSource(0, 5, { splitSize: 1 }).createEnumerator({
+      parallelism: 3,
+      assignSplit: (s, t) => {
+        if (dropped.has(s.id)) return false;
+        assigned.push([s.id, t]);
+        return true;
+      },
+      signalNoMoreSplits: (t) => {
+        noMore.push(t);
+      },
+    });
+    for (let i = 0; i < 3; i++) e.handleSplitRequest(0);
+    // range-0-1 was consumed elsewhere: it does not count against subtask 0's share of two.
+    expect(assigned).toEqual([
+      ['range-1-2', 0],
+      ['range-2-3', 0],
+    ]);
+    expect(noMore).toEqual([0]);
+    e.handleSplitRequest(1);
+    e.handleSplitRequest(1);
+    e.handleSplitRequest(2);
+    expect(assigned.map(([id]) => id)).toEqual(['range-1-2', 'range-2-3', 'range-3-4', 'range-4-5', 'range-5-6']);
   });
 });

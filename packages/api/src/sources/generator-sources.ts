@@ -1,6 +1,6 @@
 import { jobInvalid } from '../errors.js';
 import type { Source, SourceReader, SourceSplit, SplitEnumeratorContext } from '../source.js';
-import { SplitQueueEnumerator, splitsOfState, type SplitQueueState } from './split-queue-enumerator.js';
+import { SplitQueueEnumerator, splitsOfState, totalOfState, type SplitQueueState } from './split-queue-enumerator.js';
 
 /** Indexes [start, end) of a generated range. */
 export interface RangeSplit extends SourceSplit {
@@ -68,7 +68,7 @@ export class RangeGeneratorSource<T> implements Source<T, RangeSplit, SplitQueue
   }
 
   restoreEnumerator(ctx: SplitEnumeratorContext<RangeSplit>, state: SplitQueueState<RangeSplit>): SplitQueueEnumerator<RangeSplit> {
-    return new SplitQueueEnumerator(ctx, splitsOfState<RangeSplit>(this.sourceName, state));
+    return new SplitQueueEnumerator(ctx, splitsOfState<RangeSplit>(this.sourceName, state), totalOfState(state));
   }
 
   createReader(): SourceReader<T, RangeSplit> {

@@ -4,43 +4,64 @@ import type { SourceSplit, SplitEnumerator, SplitEnumeratorContext } from '../so
 /** Enumerator state of the built-in sources: the splits not yet handed out (JSON). */
 export interface SplitQueueState<Split extends SourceSplit> {
   readonly splits: Split[];
+  /** How many splits the source has in all (sets each reader's fair share). */
+  readonly total?: number;
 }
 
 /**
- * Hands out a fixed list of splits, first come first served. Its whole state is the list of
- * unassigned splits, so it supports batch snapshots: assigned splits are tracked by the
- * SourceCoordinator (and come back through addSplitsBack when their reader fails).
+ * Hands out a fixed list of splits in order, at most a fair share (ceil(total / parallelism)) to
+ * each reader: with as many subtasks as splits, each subtask reads one split, so a failure or a
+ * JobMaster failover reruns one split's worth of work and progress shows in finished tasks, instead
+ * of the first readers draining the whole queue. Its state is the list of unassigned splits, so it
+ * supports batch snapshots: assigned splits are tracked by the SourceCoordinator (and come back
+ * through addSplitsBack when their reader fails).
  */
 export class SplitQueueEnumerator<Split extends SourceSplit>
   implements SplitEnumerator<Split, SplitQueueState<Split>>
 {
   readonly supportsBatchSnapshot: boolean = true;
   private readonly queue: Split[];
+  private readonly total: number;
+  private readonly assigned = new Map<number, number>();
 
   constructor(
     private readonly ctx: SplitEnumeratorContext<Split>,
     splits: readonly Split[],
+    total?: number,
   ) {
     this.queue = [...splits];
+    this.total = Math.max(total ?? 0, splits.length);
   }
 
   start(): void {}
 
-  handleSplitRequest(subtask: number): void {
-    const split = this.queue.shift();
-    if (split) this.ctx.assignSplit(split, subtask);
-    else this.ctx.signalNoMoreSplits(subtask);
+  private fairShare(): number {
+    return Math.max(1, Math.ceil(this.total / Math.max(1, this.ctx.parallelism)));
   }
 
-  addSplitsBack(splits: Split[], _subtask: number): void {
+  handleSplitRequest(subtask: number): void {
+    const taken = this.assigned.get(subtask) ?? 0;
+    if (taken < this.fairShare()) {
+      for (let split = this.queue.shift(); split; split = this.queue.shift()) {
+        if (this.ctx.assignSplit(split, subtask) !== false) {
+          this.assigned.set(subtask, taken + 1);
+          return;
+        }
+      }
+    }
+    this.ctx.signalNoMoreSplits(subtask);
+  }
+
+  addSplitsBack(splits: Split[], subtask: number): void {
     // Front of the queue: returned work is the oldest outstanding work.
     this.queue.unshift(...splits);
+    this.assigned.set(subtask, Math.max(0, (this.assigned.get(subtask) ?? 0) - splits.length));
   }
 
   addReader(_subtask: number): void {}
 
   snapshotState(_checkpointId: number): SplitQueueState<Split> {
-    return { splits: this.queue.map((s) => ({ ...s })) };
+    return { splits: this.queue.map((s) => ({ ...s })), total: this.total };
   }
 
   /** Splits not yet assigned (for tests and diagnostics). */
@@ -61,4 +82,10 @@ export function splitsOfState<Split extends SourceSplit>(sourceName: string, sta
     );
   }
   return splits as Split[];
+}
+
+/** The `total` a restored state carries (absent in states of older versions). */
+export function totalOfState(state: unknown): number | undefined {
+  const total = (state as { total?: unknown } | null)?.total;
+  return typeof total === 'number' ? total : undefined;
 }

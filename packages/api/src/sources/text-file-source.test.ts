@@ -170,7 +170,7 @@ describe('text file enumerator', () => {
     for (let i = 0; i < 4; i++) restored.handleSplitRequest(i % 2);
     expect(second.assigned.map(([id]) => id.replace(/.*\//, ''))).toEqual(['part-1:0-7', 'part-2:0-7', 'part-3:0-7']);
     expect(second.noMore).toEqual([1]);
-    expect(await restored.snapshotState(-1)).toEqual({ splits: [] });
+    expect(await restored.snapshotState(-1)).toEqual({ splits: [], total: 4 });
   });
 
   it('rejects a malformed state', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jobInvalid } from '../errors.js';
 import type { Source, SourceReader, SourceSplit, SplitEnumeratorContext } from '../source.js';
-import { SplitQueueEnumerator, splitsOfState, type SplitQueueState } from './split-queue-enumerator.js';
+import { SplitQueueEnumerator, splitsOfState, totalOfState, type SplitQueueState } from './split-queue-enumerator.js';
 
 /** Bytes [start, end) of a file; it owns the lines that START in that range. */
 export interface TextFileSplit extends SourceSplit {
@@ -70,7 +70,7 @@ export class TextFileSource implements Source<string, TextFileSplit, SplitQueueS
     ctx: SplitEnumeratorContext<TextFileSplit>,
     state: SplitQueueState<TextFileSplit>,
   ): SplitQueueEnumerator<TextFileSplit> {
-    return new SplitQueueEnumerator(ctx, splitsOfState<TextFileSplit>(this.sourceName, state));
+    return new SplitQueueEnumerator(ctx, splitsOfState<TextFileSplit>(this.sourceName, state), totalOfState(state));
   }
 
   createReader(): SourceReader<string, TextFileSplit> {

@@ -37,7 +37,9 @@ export async function runLocally(job: BuiltJob): Promise<Map<string, string[]>> 
       let done = false;
       const ctx: SplitEnumeratorContext<SourceSplit> = {
         parallelism: 1,
-        assignSplit: (s) => splits.push(s),
+        assignSplit: (s) => {
+          splits.push(s);
+        },
         signalNoMoreSplits: () => {
           done = true;
         },

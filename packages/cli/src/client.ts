@@ -1,0 +1,260 @@
+import { resolve } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import {
+  CHANNEL_OPTIONS,
+  Configuration,
+  ErrorCode,
+  ReboundError,
+  fromServiceError,
+  loadProto,
+  sleep,
+  unary,
+  type ClusterOverview__Output,
+  type DispatcherClient,
+  type JobStatus__Output,
+  type JobSummary__Output,
+  type SubmitJobRequest,
+} from '@rebound/core';
+import { assertHaDirInitialized, readLeader } from '@rebound/ha';
+import { DEFAULT_WORKDIR, readClusterFile, tryReadClusterFile, type ClusterFile } from './cluster-file.js';
+import { ClusterNotFoundError } from './errors.js';
+import { isProcessAlive } from './processes.js';
+
+/** How a command finds the cluster: `--cluster WORKDIR` (default ./.rebound), `--ha-dir`, or `--address`. */
+export interface ClusterTargetOptions {
+  readonly cluster?: string;
+  readonly haDir?: string;
+  readonly address?: string;
+}
+
+export type ClusterTarget =
+  | { readonly kind: 'cluster'; readonly workdir: string; readonly haDir: string; readonly file: ClusterFile }
+  | { readonly kind: 'ha'; readonly haDir: string }
+  | { readonly kind: 'address'; readonly address: string };
+
+/** Where the client currently sends its calls. */
+export interface LeaderAddress {
+  readonly address: string;
+  readonly epoch?: number;
+  readonly jobmasterId?: string;
+}
+
+/**
+ * Resolves the command-line options to a target. `--address` wins over `--ha-dir`, which wins over
+ * `--cluster`. Fails at once (no retrying) when the cluster or HA directory does not exist.
+ */
+export async function resolveClusterTarget(opts: ClusterTargetOptions, cwd = process.cwd()): Promise<ClusterTarget> {
+  if (opts.address) {
+    if (!/^[^\s:]+:\d+$/.test(opts.address) && !/^\[[0-9a-fA-F:]+\]:\d+$/.test(opts.address)) {
+      throw new ReboundError(ErrorCode.CONFIG_INVALID, `--address ${opts.address}: expected HOST:PORT`);
+    }
+    return { kind: 'address', address: opts.address };
+  }
+  if (opts.haDir) {
+    const haDir = resolve(cwd, opts.haDir);
+    await assertHaDirInitialized(haDir);
+    return { kind: 'ha', haDir };
+  }
+  const workdir = resolve(cwd, opts.cluster ?? DEFAULT_WORKDIR);
+  const file = await readClusterFile(workdir);
+  const haDir = resolve(workdir, file.haDir);
+  await assertHaDirInitialized(haDir);
+  return { kind: 'cluster', workdir, haDir, file };
+}
+
+/** The HA directory of a target, for commands that read it directly (`rebound events`). */
+export function haDirOf(target: ClusterTarget): string | undefined {
+  return target.kind === 'address' ? undefined : target.haDir;
+}
+
+/**
+ * The client-side configuration: a local cluster's `-D` values (so a cluster started with short
+ * timeouts is also polled with them), then the command's own overrides.
+ */
+export function clientConfiguration(target: ClusterTarget | undefined, overrides: Record<string, string> = {}): Configuration {
+  let base = Configuration.empty();
+  if (target?.kind === 'cluster') {
+    try {
+      base = Configuration.of({ ...target.file.config });
+    } catch {
+      // A cluster.json edited by hand with a bad value: the daemons reject it; the client uses defaults.
+    }
+  }
+  return base.with(overrides);
+}
+
+export interface ClusterClientOptions {
+  /** Deadline of each call (rpc.timeout). */
+  readonly rpcTimeoutMs: number;
+  /** How long a call keeps retrying while no leader answers (failover in progress, cluster starting). */
+  readonly failoverTimeoutMs: number;
+  readonly initialBackoffMs?: number;
+  readonly maxBackoffMs?: number;
+  /** Called once per observed change of leader (not for the first resolution). */
+  readonly onLeaderChange?: (leader: LeaderAddress) => void;
+}
+
+/** Call options that depend on the cluster's configuration. */
+export function clientOptionsFrom(config: Configuration): Pick<ClusterClientOptions, 'rpcTimeoutMs' | 'failoverTimeoutMs'> {
+  const rpcTimeoutMs = config.getDurationMs('rpc.timeout');
+  const leaseMs = config.getDurationMs('high-availability.lease.timeout');
+  const pollMs = config.getDurationMs('high-availability.lease.poll-interval');
+  // A failover takes a lease timeout plus a poll to elect, then the new leader needs to start serving.
+  return { rpcTimeoutMs, failoverTimeoutMs: Math.max(5_000, 2 * leaseMs + 2 * pollMs + 2 * rpcTimeoutMs) };
+}
+
+export interface CallOptions {
+  /** Overrides ClusterClientOptions.failoverTimeoutMs for this call (0: a single attempt). */
+  readonly failoverTimeoutMs?: number;
+}
+
+const RETRYABLE: ReadonlySet<string> = new Set([ErrorCode.UNAVAILABLE, ErrorCode.NOT_LEADER, ErrorCode.LEADER_NOT_FOUND]);
+
+/**
+ * The Dispatcher of whichever JobMaster leads, with deadlines on every call and transparent
+ * re-resolution of the leader through `<ha>/leader.json` when a call finds no leader.
+ */
+export class ClusterClient {
+  private readonly stubs = new Map<string, DispatcherClient>();
+  private leader: LeaderAddress | undefined;
+  private closed = false;
+
+  constructor(
+    readonly target: ClusterTarget,
+    private readonly options: ClusterClientOptions,
+  ) {}
+
+  /** Resolves `opts` and builds a client with the timeouts of the cluster's configuration. */
+  static async connect(
+    opts: ClusterTargetOptions,
+    extra: { readonly cwd?: string; readonly onLeaderChange?: (leader: LeaderAddress) => void; readonly failoverTimeoutMs?: number } = {},
+  ): Promise<ClusterClient> {
+    const target = await resolveClusterTarget(opts, extra.cwd);
+    const base = clientOptionsFrom(clientConfiguration(target));
+    return new ClusterClient(target, {
+      ...base,
+      ...(extra.failoverTimeoutMs !== undefined ? { failoverTimeoutMs: extra.failoverTimeoutMs } : {}),
+      ...(extra.onLeaderChange ? { onLeaderChange: extra.onLeaderChange } : {}),
+    });
+  }
+
+  /** The leader the last call went to. */
+  currentLeader(): LeaderAddress | undefined {
+    return this.leader;
+  }
+
+  submitJob(request: SubmitJobRequest, opts?: CallOptions): Promise<string> {
+    // The job id is chosen by the client, so a retried submission names the same job.
+    return this.call('SubmitJob', (stub, t) => unary(stub, stub.SubmitJob, request, t), opts).then((r) => r.job_id);
+  }
+
+  listJobs(opts?: CallOptions): Promise<JobSummary__Output[]> {
+    return this.call('ListJobs', (stub, t) => unary(stub, stub.ListJobs, {}, t), opts).then((r) => r.jobs);
+  }
+
+  getJobStatus(jobId: string, opts?: CallOptions): Promise<JobStatus__Output> {
+    return this.call('GetJobStatus', (stub, t) => unary(stub, stub.GetJobStatus, { job_id: jobId }, t), opts);
+  }
+
+  cancelJob(jobId: string, opts?: CallOptions): Promise<string> {
+    return this.call('CancelJob', (stub, t) => unary(stub, stub.CancelJob, { job_id: jobId }, t), opts).then((r) => r.state);
+  }
+
+  getClusterOverview(opts?: CallOptions): Promise<ClusterOverview__Output> {
+    return this.call('GetClusterOverview', (stub, t) => unary(stub, stub.GetClusterOverview, {}, t), opts);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const stub of this.stubs.values()) stub.close();
+    this.stubs.clear();
+  }
+
+  private async call<Res>(what: string, invoke: (stub: DispatcherClient, timeoutMs: number) => Promise<Res>, opts: CallOptions = {}): Promise<Res> {
+    const budget = opts.failoverTimeoutMs ?? this.options.failoverTimeoutMs;
+    const deadline = Date.now() + budget;
+    let backoff = this.options.initialBackoffMs ?? 100;
+    const maxBackoff = this.options.maxBackoffMs ?? 1_000;
+    for (;;) {
+      if (this.closed) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'the cluster client is closed');
+      let err: ReboundError;
+      try {
+        const leader = await this.resolveLeader();
+        return await invoke(this.stubFor(leader.address), this.options.rpcTimeoutMs);
+      } catch (raw) {
+        err = fromServiceError(raw);
+      }
+      if (!RETRYABLE.has(err.code)) throw err;
+      if (this.target.kind === 'address') throw this.addressError(err);
+      await this.assertClusterRunning();
+      if (Date.now() + backoff > deadline) throw this.unreachable(what, err, budget);
+      await sleep(backoff);
+      backoff = Math.min(maxBackoff, backoff * 2);
+    }
+  }
+
+  private async resolveLeader(): Promise<LeaderAddress> {
+    if (this.target.kind === 'address') {
+      this.leader ??= { address: this.target.address };
+      return this.leader;
+    }
+    const info = await readLeader(this.target.haDir);
+    if (!info) {
+      throw new ReboundError(ErrorCode.LEADER_NOT_FOUND, `no JobMaster has written ${this.target.haDir}/leader.json yet`);
+    }
+    const next: LeaderAddress = { address: info.address, epoch: info.epoch, jobmasterId: info.jobmasterId };
+    const prev = this.leader;
+    this.leader = next;
+    if (prev && (prev.epoch !== next.epoch || prev.address !== next.address)) {
+      this.dropStub(prev.address);
+      this.options.onLeaderChange?.(next);
+    }
+    return next;
+  }
+
+  private stubFor(address: string): DispatcherClient {
+    let stub = this.stubs.get(address);
+    if (!stub) {
+      const proto = loadProto();
+      stub = new proto.Dispatcher(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+      this.stubs.set(address, stub);
+    }
+    return stub;
+  }
+
+  private dropStub(address: string): void {
+    this.stubs.get(address)?.close();
+    this.stubs.delete(address);
+  }
+
+  /** For a local cluster, fail at once rather than wait for a leader when no JobMaster runs at all. */
+  private async assertClusterRunning(): Promise<void> {
+    if (this.target.kind !== 'cluster') return;
+    const file = (await tryReadClusterFile(this.target.workdir)) ?? this.target.file;
+    const jobmasters = file.processes.filter((p) => p.role === 'jobmaster');
+    if (!jobmasters.some((p) => isProcessAlive(p.pid, p.id))) {
+      const dir = this.target.workdir;
+      throw new ClusterNotFoundError(
+        `no JobMaster of the cluster in ${dir} is running; start the cluster with 'rebound local up --workdir ${dir}' or a JobMaster with 'rebound local start-jobmaster --workdir ${dir}'`,
+      );
+    }
+  }
+
+  private addressError(err: ReboundError): ReboundError {
+    const address = this.target.kind === 'address' ? this.target.address : '';
+    if (err.code === ErrorCode.NOT_LEADER) {
+      return new ReboundError(ErrorCode.NOT_LEADER, `the JobMaster at ${address} is not the leader; use --ha-dir or --cluster to find the leader`);
+    }
+    return new ReboundError(err.code, `no JobMaster answered at ${address}: ${err.message}`, { cause: err });
+  }
+
+  private unreachable(what: string, err: ReboundError, budgetMs: number): ReboundError {
+    const secs = `${Math.round(budgetMs / 100) / 10} s`;
+    if (err.code === ErrorCode.LEADER_NOT_FOUND) {
+      return new ReboundError(ErrorCode.LEADER_NOT_FOUND, `no JobMaster was elected leader within ${secs} (${err.message}); check 'rebound local status' and the JobMaster logs`);
+    }
+    const leader = this.leader;
+    const who = leader ? `the leader${leader.jobmasterId ? ` ${leader.jobmasterId}` : ''}${leader.epoch ? ` (epoch ${leader.epoch})` : ''} at ${leader.address}` : 'the leader';
+    return new ReboundError(ErrorCode.UNAVAILABLE, `${what}: ${who} did not answer within ${secs} (${err.message}); is the cluster running? see 'rebound local status'`, { cause: err });
+  }
+}

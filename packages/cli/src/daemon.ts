@@ -1,0 +1,180 @@
+import { resolve } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { createLogger, errorMessage, newInstanceId, type Logger } from '@rebound/core';
+import { assertHaDirInitialized } from '@rebound/ha';
+import { buildConfiguration } from './args.js';
+import type { ProcessRole } from './cluster-file.js';
+import type { CliIo } from './io.js';
+import type { DaemonOptions, TaskManagerOptions } from './options.js';
+import type { TextOutput } from './progress.js';
+
+/** What both daemon entry points return. */
+export interface DaemonProcess {
+  readonly id: string;
+  readonly address: string;
+  close(): Promise<void>;
+}
+
+/** The JSON line a daemon prints on stdout once it serves; `rebound local` waits for it. */
+export interface ReadyLine {
+  readonly event: 'ready';
+  readonly role: ProcessRole;
+  readonly id: string;
+  readonly address: string;
+  readonly pid: number;
+}
+
+export function parseReadyLine(line: string): ReadyLine | undefined {
+  let o: Partial<ReadyLine>;
+  try {
+    o = JSON.parse(line) as Partial<ReadyLine>;
+  } catch {
+    return undefined;
+  }
+  if (o?.event !== 'ready' || typeof o.id !== 'string' || typeof o.address !== 'string' || typeof o.pid !== 'number') return undefined;
+  if (o.role !== 'jobmaster' && o.role !== 'taskmanager') return undefined;
+  return { event: 'ready', role: o.role, id: o.id, address: o.address, pid: o.pid };
+}
+
+type StopSignal = 'SIGTERM' | 'SIGINT';
+
+/** The part of `process` the lifecycle listens to (a fake in tests). */
+export interface SignalSource {
+  on(event: StopSignal, listener: () => void): unknown;
+  off(event: StopSignal, listener: () => void): unknown;
+}
+
+export interface DaemonLifecycleOptions {
+  readonly role: ProcessRole;
+  readonly start: () => Promise<DaemonProcess>;
+  readonly logger: Logger;
+  readonly stdout: TextOutput;
+  readonly signals: SignalSource;
+  readonly pid: number;
+  readonly shutdownTimeoutMs: number;
+  /**
+   * Log a failed start (default true). Off when the log goes to stderr: the top-level handler
+   * prints the one-line error there already.
+   */
+  readonly logStartFailure?: boolean;
+}
+
+/**
+ * Runs a daemon until SIGTERM/SIGINT: the handlers are installed before start(), so a signal that
+ * arrives while starting or right after the ready line is never lost (and never kills the process
+ * without close()). Resolves with the exit code once the daemon has closed.
+ */
+export async function runDaemonLifecycle(opts: DaemonLifecycleOptions): Promise<number> {
+  const { logger, signals } = opts;
+  let stopSignal: StopSignal | undefined;
+  let onStop!: (signal: StopSignal) => void;
+  const stopRequested = new Promise<StopSignal>((r) => (onStop = r));
+  let onForce!: () => void;
+  const forced = new Promise<'forced'>((r) => (onForce = () => r('forced')));
+  const listeners = new Map<StopSignal, () => void>();
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const listener = (): void => {
+      if (stopSignal) {
+        logger.warn({ signal }, 'second stop signal while shutting down; exiting without waiting');
+        onForce();
+        return;
+      }
+      stopSignal = signal;
+      onStop(signal);
+    };
+    listeners.set(signal, listener);
+    signals.on(signal, listener);
+  }
+  const removeListeners = (): void => {
+    for (const [signal, listener] of listeners) signals.off(signal, listener);
+  };
+
+  let proc: DaemonProcess;
+  try {
+    proc = await opts.start();
+  } catch (err) {
+    removeListeners();
+    if (opts.logStartFailure !== false) logger.fatal({ err }, `${opts.role} failed to start: ${errorMessage(err)}`);
+    throw err;
+  }
+  if (!stopSignal) {
+    const ready: ReadyLine = { event: 'ready', role: opts.role, id: proc.id, address: proc.address, pid: opts.pid };
+    opts.stdout.write(`${JSON.stringify(ready)}\n`);
+    logger.info({ ...ready }, `${opts.role} ${proc.id} ready at ${proc.address}`);
+  }
+  const signal = await stopRequested;
+  logger.info({ signal }, `${opts.role} ${proc.id} shutting down`);
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), opts.shutdownTimeoutMs)));
+  try {
+    const outcome = await Promise.race([proc.close().then(() => 'closed' as const), timeout, forced]);
+    if (outcome === 'timeout') {
+      logger.error({ timeoutMs: opts.shutdownTimeoutMs }, `${opts.role} ${proc.id} did not close in time; exiting anyway`);
+      return 1;
+    }
+    if (outcome === 'forced') return 1;
+    logger.info(`${opts.role} ${proc.id} stopped`);
+    return 0;
+  } catch (err) {
+    logger.error({ err }, `${opts.role} ${proc.id} failed to close cleanly`);
+    return 1;
+  } finally {
+    clearTimeout(timer);
+    removeListeners();
+  }
+}
+
+/**
+ * grpc-js prints its own errors on stderr ("E No address added ..."). Every one of them also
+ * reaches us as a failed call or bind, which we report; keep grpc's own words at debug level.
+ */
+function routeGrpcLogs(logger: Logger): void {
+  const log = logger.child({ component: 'grpc' });
+  const write = (...args: unknown[]): void => log.debug(args.map(String).join(' '));
+  grpc.setLogger({ error: write, info: write, debug: write });
+  grpc.setLogVerbosity(grpc.logVerbosity.ERROR);
+}
+
+/** Last-resort handlers: a daemon logs what killed it, and prints one line, before exiting. */
+function installCrashHandlers(logger: Logger, io: CliIo): void {
+  const die = (kind: string) => (err: unknown) => {
+    logger.fatal({ err }, `${kind}: ${errorMessage(err)}`);
+    io.stderr.write(`rebound: ${kind}: ${errorMessage(err).split('\n')[0]}\n`);
+    process.exit(1);
+  };
+  process.on('uncaughtException', die('uncaught exception'));
+  process.on('unhandledRejection', die('unhandled rejection'));
+}
+
+async function runDaemon(role: ProcessRole, opts: DaemonOptions, io: CliIo, start: (id: string, logger: Logger) => Promise<DaemonProcess>): Promise<number> {
+  const id = opts.id ?? newInstanceId(role === 'jobmaster' ? 'jm' : 'tm');
+  const logger = createLogger(role, { ...(opts.logFile ? { file: resolve(io.cwd, opts.logFile) } : {}) }).child({ processId: id });
+  installCrashHandlers(logger, io);
+  routeGrpcLogs(logger);
+  return runDaemonLifecycle({
+    role,
+    start: () => start(id, logger),
+    logger,
+    stdout: io.stdout,
+    signals: process,
+    pid: process.pid,
+    shutdownTimeoutMs: opts.shutdownTimeoutMs,
+    logStartFailure: opts.logFile !== undefined,
+  });
+}
+
+export async function runJobMaster(opts: DaemonOptions, io: CliIo): Promise<number> {
+  const config = buildConfiguration(opts);
+  const haDir = resolve(io.cwd, opts.haDir);
+  const { startJobMasterProcess } = await import('@rebound/jobmaster');
+  return runDaemon('jobmaster', opts, io, (id, logger) => startJobMasterProcess({ haDir, config, id, logger }));
+}
+
+export async function runTaskManager(opts: TaskManagerOptions, io: CliIo): Promise<number> {
+  const config = buildConfiguration(opts);
+  const haDir = resolve(io.cwd, opts.haDir);
+  await assertHaDirInitialized(haDir);
+  const dataDir = resolve(io.cwd, opts.dataDir);
+  const { startTaskManagerProcess } = await import('@rebound/taskmanager');
+  return runDaemon('taskmanager', opts, io, (id, logger) => startTaskManagerProcess({ haDir, dataDir, slots: opts.slots, config, id, logger }));
+}

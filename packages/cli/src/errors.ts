@@ -1,0 +1,57 @@
+import { CommanderError } from 'commander';
+import { ErrorCode, ReboundError, errorMessage } from '@rebound/core';
+
+/** Bad command-line usage (a malformed option value, a missing argument): exit code 2. */
+export class UsageError extends ReboundError {
+  constructor(message: string) {
+    super(ErrorCode.CONFIG_INVALID, message);
+  }
+}
+
+/** No local cluster where the user pointed, or none of its processes runs. */
+export class ClusterNotFoundError extends ReboundError {
+  constructor(message: string) {
+    super(ErrorCode.LEADER_NOT_FOUND, message);
+  }
+}
+
+/** What the top-level handler prints and how the process exits. */
+export interface ErrorReport {
+  /** The single line for stderr, already prefixed with `rebound: `. */
+  readonly line: string;
+  readonly exitCode: number;
+  /** Only when REBOUND_DEBUG=1 and the error was not an expected ReboundError. */
+  readonly stack?: string;
+}
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ').trim();
+}
+
+/**
+ * Turns anything thrown by a command into one line on stderr. Users never see a stack trace for
+ * an expected failure; REBOUND_DEBUG=1 adds the stack of unexpected ones.
+ */
+export function describeError(err: unknown, debug: boolean): ErrorReport {
+  if (err instanceof CommanderError) {
+    const message = oneLine(err.message.replace(/^error:\s*/i, ''));
+    return { line: `rebound: ${message} (see --help)`, exitCode: EXIT_USAGE };
+  }
+  if (err instanceof UsageError) {
+    return { line: `rebound: ${oneLine(err.message)} (see --help)`, exitCode: EXIT_USAGE };
+  }
+  if (err instanceof ReboundError) {
+    const report: ErrorReport = { line: `rebound: ${oneLine(err.message)}`, exitCode: EXIT_FAILURE };
+    return debug && err.code === ErrorCode.INTERNAL ? { ...report, stack: err.stack } : report;
+  }
+  const stack = err instanceof Error ? err.stack : undefined;
+  return {
+    line: `rebound: unexpected error: ${oneLine(errorMessage(err))}${debug ? '' : ' (set REBOUND_DEBUG=1 for the stack trace)'}`,
+    exitCode: EXIT_FAILURE,
+    ...(debug && stack ? { stack } : {}),
+  };
+}

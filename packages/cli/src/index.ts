@@ -1,0 +1,30 @@
+export { runCli, buildProgram } from './program.js';
+export { defaultHandlers } from './handlers.js';
+export type * from './options.js';
+export { processIo, type CliIo } from './io.js';
+export {
+  ClusterClient,
+  resolveClusterTarget,
+  clientConfiguration,
+  clientOptionsFrom,
+  type ClusterTarget,
+  type ClusterTargetOptions,
+  type ClusterClientOptions,
+  type LeaderAddress,
+} from './client.js';
+export {
+  ClusterPaths,
+  DEFAULT_WORKDIR,
+  parseClusterFile,
+  readClusterFile,
+  tryReadClusterFile,
+  type ClusterFile,
+  type ClusterProcess,
+  type ProcessRole,
+} from './cluster-file.js';
+export { localStatusReport, type LocalStatusReport } from './local.js';
+export { isProcessAlive, signalProcess } from './processes.js';
+export { jobStatusToJson, isTerminalJobState, type JobStatusJson } from './job-view.js';
+export type { Camelized } from './format.js';
+export { renderProgress, progressLine } from './progress.js';
+export { describeError, UsageError } from './errors.js';

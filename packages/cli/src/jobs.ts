@@ -1,0 +1,161 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { Configuration, ErrorCode, ReboundError, fromServiceError, isJobId, newJobId, type JobGraph, type JobStatus__Output } from '@rebound/core';
+import { parseDynamicProperties } from './args.js';
+import { ClusterClient, type ClusterTargetOptions } from './client.js';
+import { formatBytes, formatDurationMs } from './format.js';
+import { followJob, leaderChangedMessage } from './follow.js';
+import { printJson, printLines, type CliIo } from './io.js';
+import { jobStatusToJson, jobSummariesToJson, renderJobList, renderJobStatus } from './job-view.js';
+import type { CancelOptions, ListOptions, StatusOptions, SubmitOptions, WatchOptions } from './options.js';
+import { progressSinkFor, type ProgressSink } from './progress.js';
+
+/** Follow mode waits this long for a leader by default: a failover, or a JobMaster being restarted. */
+const DEFAULT_RECONNECT_TIMEOUT_MS = 5 * 60_000;
+
+function connect(opts: ClusterTargetOptions, io: CliIo, sink?: ProgressSink): Promise<ClusterClient> {
+  return ClusterClient.connect(opts, {
+    cwd: io.cwd,
+    ...(sink ? { onLeaderChange: (leader) => sink.note(leaderChangedMessage(leader)) } : {}),
+  });
+}
+
+/** Accepts a full job id, or a unique prefix of one (as `watch` shows) looked up with ListJobs. */
+async function resolveJobId(client: ClusterClient, given: string): Promise<string> {
+  const id = given.trim().toLowerCase();
+  if (isJobId(id)) return id;
+  if (!/^[0-9a-f]{4,31}$/.test(id)) {
+    throw new ReboundError(ErrorCode.JOB_NOT_FOUND, `'${given}' is not a job id (32 hex characters, or a unique prefix of at least 4); run 'rebound list' to see the jobs`);
+  }
+  const matches = (await client.listJobs()).filter((j) => j.job_id.startsWith(id));
+  if (matches.length === 1) return matches[0]!.job_id;
+  if (matches.length === 0) throw new ReboundError(ErrorCode.JOB_NOT_FOUND, `no job id starts with ${id}; run 'rebound list' to see the jobs`);
+  throw new ReboundError(ErrorCode.JOB_NOT_FOUND, `${matches.length} jobs start with ${id}; give more characters of the id`);
+}
+
+async function withClient<T>(opts: ClusterTargetOptions, io: CliIo, fn: (client: ClusterClient) => Promise<T>, sink?: ProgressSink): Promise<T> {
+  const client = await connect(opts, io, sink);
+  try {
+    return await fn(client);
+  } finally {
+    client.close();
+  }
+}
+
+function endLine(status: JobStatus__Output): string {
+  const took = status.finished_at_ms > 0 && status.submitted_at_ms > 0 ? ` in ${formatDurationMs(status.finished_at_ms - status.submitted_at_ms)}` : '';
+  const recovered = status.recoveries.length;
+  const reused = status.recoveries.reduce((n, r) => n + r.executions_recovered, 0);
+  const rerun = status.recoveries.reduce((n, r) => n + r.executions_reset, 0);
+  const bytes = status.recoveries.reduce((n, r) => n + r.partition_bytes_reused, 0);
+  const failover = recovered > 0 ? `; survived ${recovered} JobMaster failover(s): ${reused} task(s) reused, ${rerun} rerun, ${formatBytes(bytes)} of partitions reused` : '';
+  return `job ${status.job_id} ${status.state}${took}${failover}`;
+}
+
+/** Exit 0 only for FINISHED; anything else is one `rebound:` line on stderr and exit 1. */
+function outcome(status: JobStatus__Output): number {
+  if (status.state === 'FINISHED') return 0;
+  const why = status.failure ? `: ${status.failure.split('\n')[0]}` : '';
+  throw new ReboundError(ErrorCode.ILLEGAL_STATE, `job ${status.job_id} ended ${status.state}${why}`);
+}
+
+async function followAndReport(client: ClusterClient, jobId: string, sink: ProgressSink, opts: { pollIntervalMs: number; reconnectTimeoutMs?: number; json: boolean }, io: CliIo, announceEnd: boolean): Promise<number> {
+  const status = await followJob(client, jobId, sink, {
+    pollIntervalMs: opts.pollIntervalMs,
+    reconnectTimeoutMs: opts.reconnectTimeoutMs ?? DEFAULT_RECONNECT_TIMEOUT_MS,
+  });
+  if (announceEnd && !opts.json) printLines(io.stdout, [endLine(status)]);
+  return outcome(status);
+}
+
+/**
+ * SubmitJob, retried by the client across leader changes. A retry after a lost response meets the
+ * job it already submitted (the id is ours, 128 random bits): that is a success, not an error.
+ */
+async function submitOnce(client: ClusterClient, graph: JobGraph, code: Uint8Array): Promise<string> {
+  try {
+    return await client.submitJob({ job_graph: graph, module_bundle: Buffer.from(code) });
+  } catch (raw) {
+    const err = fromServiceError(raw);
+    const jobId = graph.job_id ?? '';
+    if (err.code === ErrorCode.JOB_INVALID) {
+      const known = await client.getJobStatus(jobId).then(() => true, () => false);
+      if (known) return jobId;
+    }
+    throw err;
+  }
+}
+
+export async function submit(opts: SubmitOptions, io: CliIo): Promise<number> {
+  // Everything that can be checked locally is, before the cluster is asked anything.
+  const jobConfig = parseDynamicProperties(opts.dynamic);
+  const config = Configuration.of(jobConfig);
+  const jobFile = resolve(io.cwd, opts.jobFile);
+  const st = await stat(jobFile).catch(() => undefined);
+  if (!st?.isFile()) {
+    throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `job file ${opts.jobFile} not found; pass the path of a .ts or .js module whose default export is defineJob(...)`);
+  }
+  const api = await import('@rebound/api');
+  const definition = await api.loadJobModule(jobFile);
+  const defaultSourceParallelism = jobConfig['execution.batch.adaptive.auto-parallelism.default-source-parallelism'] !== undefined
+    ? config.getInt('execution.batch.adaptive.auto-parallelism.default-source-parallelism')
+    : undefined;
+  const built = await api.buildJob(definition, opts.jobArgs, { cwd: io.cwd, ...(defaultSourceParallelism ? { defaultSourceParallelism } : {}) });
+  const bundle = await api.bundleJobModule(jobFile);
+  const graph: JobGraph = {
+    ...built.graph,
+    job_id: newJobId(),
+    job_args: [...opts.jobArgs],
+    config: jobConfig,
+    module_digest: bundle.digest,
+    submitted_at_ms: Date.now(),
+  };
+
+  const sink = progressSinkFor(io.stdout, io.stderr, { json: false, quiet: opts.json || opts.detached, color: io.env.NO_COLOR === undefined });
+  return withClient(
+    opts,
+    io,
+    async (client) => {
+      const jobId = await submitOnce(client, graph, bundle.code);
+      if (opts.json) printJson(io.stdout, { jobId });
+      else printLines(io.stdout, [`submitted job ${built.name} as ${jobId}`]);
+      if (opts.detached) return 0;
+      return followAndReport(client, jobId, sink, { ...opts, json: opts.json }, io, true);
+    },
+    sink,
+  );
+}
+
+export async function list(opts: ListOptions, io: CliIo): Promise<number> {
+  const jobs = await withClient(opts, io, (client) => client.listJobs());
+  if (opts.json) printJson(io.stdout, jobSummariesToJson(jobs));
+  else printLines(io.stdout, renderJobList(jobs));
+  return 0;
+}
+
+export async function status(opts: StatusOptions, io: CliIo): Promise<number> {
+  const st = await withClient(opts, io, async (client) => client.getJobStatus(await resolveJobId(client, opts.jobId)));
+  if (opts.json) printJson(io.stdout, jobStatusToJson(st));
+  else printLines(io.stdout, renderJobStatus(st));
+  return 0;
+}
+
+export async function cancel(opts: CancelOptions, io: CliIo): Promise<number> {
+  const { jobId, state } = await withClient(opts, io, async (client) => {
+    const id = await resolveJobId(client, opts.jobId);
+    return { jobId: id, state: await client.cancelJob(id) };
+  });
+  if (opts.json) printJson(io.stdout, { jobId, state });
+  else printLines(io.stdout, [`job ${jobId}: ${state}`]);
+  return 0;
+}
+
+export async function watch(opts: WatchOptions, io: CliIo): Promise<number> {
+  const sink = progressSinkFor(io.stdout, io.stderr, { json: opts.json, color: io.env.NO_COLOR === undefined });
+  return withClient(
+    opts,
+    io,
+    async (client) => followAndReport(client, await resolveJobId(client, opts.jobId), sink, opts, io, true),
+    sink,
+  );
+}

@@ -1,0 +1,124 @@
+import type { ClusterTargetOptions } from './client.js';
+
+/** Typed options of every command, as parsed from the command line by program.ts. */
+
+export interface DaemonOptions {
+  readonly haDir: string;
+  readonly id?: string;
+  readonly configFile?: string;
+  readonly logFile?: string;
+  /** Raw `-D key=value` arguments. */
+  readonly dynamic: readonly string[];
+  /** Longest wait for close() after SIGTERM before the process exits anyway. */
+  readonly shutdownTimeoutMs: number;
+}
+
+export type JobMasterOptions = DaemonOptions;
+
+export interface TaskManagerOptions extends DaemonOptions {
+  readonly slots: number;
+  readonly dataDir: string;
+}
+
+export interface LocalUpOptions {
+  readonly workdir: string;
+  readonly jobmasters: number;
+  readonly taskmanagers: number;
+  readonly slots: number;
+  readonly configFile?: string;
+  readonly dynamic: readonly string[];
+  readonly timeoutMs: number;
+  readonly json: boolean;
+}
+
+export interface LocalDownOptions {
+  readonly workdir: string;
+  readonly timeoutMs: number;
+  readonly json: boolean;
+}
+
+export interface LocalStatusOptions {
+  readonly workdir: string;
+  readonly json: boolean;
+}
+
+export interface LocalKillLeaderOptions {
+  readonly workdir: string;
+  readonly json: boolean;
+}
+
+export interface LocalStartOptions {
+  readonly workdir: string;
+  readonly id?: string;
+  /** Extra `-D` for this process only (e.g. debug crash points), on top of the cluster's. */
+  readonly dynamic: readonly string[];
+  readonly timeoutMs: number;
+  readonly json: boolean;
+}
+
+export interface LocalStartTaskManagerOptions extends LocalStartOptions {
+  readonly slots?: number;
+  /** Wait until the leader lists the TaskManager as registered. */
+  readonly waitRegistered: boolean;
+}
+
+export interface SubmitOptions extends ClusterTargetOptions {
+  readonly jobFile: string;
+  readonly jobArgs: readonly string[];
+  readonly detached: boolean;
+  readonly json: boolean;
+  readonly dynamic: readonly string[];
+  readonly pollIntervalMs: number;
+  readonly reconnectTimeoutMs?: number;
+}
+
+export interface ListOptions extends ClusterTargetOptions {
+  readonly json: boolean;
+}
+
+export interface StatusOptions extends ClusterTargetOptions {
+  readonly jobId: string;
+  readonly json: boolean;
+}
+
+export interface CancelOptions extends ClusterTargetOptions {
+  readonly jobId: string;
+  readonly json: boolean;
+}
+
+export interface WatchOptions extends ClusterTargetOptions {
+  readonly jobId: string;
+  readonly json: boolean;
+  readonly pollIntervalMs: number;
+  readonly reconnectTimeoutMs?: number;
+}
+
+export interface EventsOptions {
+  readonly jobId: string;
+  readonly json: boolean;
+  readonly haDir?: string;
+  readonly cluster?: string;
+}
+
+export interface ConfigOptions {
+  readonly json: boolean;
+}
+
+/** One function per command; program.ts parses, these act. Each returns the exit code. */
+export interface CommandHandlers {
+  jobmaster(o: JobMasterOptions): Promise<number>;
+  taskmanager(o: TaskManagerOptions): Promise<number>;
+  localUp(o: LocalUpOptions): Promise<number>;
+  localDown(o: LocalDownOptions): Promise<number>;
+  localStatus(o: LocalStatusOptions): Promise<number>;
+  localKillLeader(o: LocalKillLeaderOptions): Promise<number>;
+  localStartJobMaster(o: LocalStartOptions): Promise<number>;
+  localStartTaskManager(o: LocalStartTaskManagerOptions): Promise<number>;
+  submit(o: SubmitOptions): Promise<number>;
+  list(o: ListOptions): Promise<number>;
+  status(o: StatusOptions): Promise<number>;
+  cancel(o: CancelOptions): Promise<number>;
+  watch(o: WatchOptions): Promise<number>;
+  events(o: EventsOptions): Promise<number>;
+  config(o: ConfigOptions): Promise<number>;
+}

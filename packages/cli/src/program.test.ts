@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import type { CliIo } from './io.js';
+import type { CommandHandlers } from './options.js';
+import { runCli } from './program.js';
+
+interface Captured {
+  code: number;
+  stdout: string;
+  stderr: string;
+  calls: { name: keyof CommandHandlers; opts: unknown }[];
+}
+
+/** Runs the parser with recording handlers: what each command would be called with. */
+async function parse(argv: string[], result = 0): Promise<Captured> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    env: {},
+    cwd: '/work',
+  };
+  const calls: Captured['calls'] = [];
+  const handlers = new Proxy({} as CommandHandlers, {
+    get: (_t, name) => (opts: unknown) => {
+      calls.push({ name: name as keyof CommandHandlers, opts });
+      return Promise.resolve(result);
+    },
+  });
+  const code = await runCli(argv, io, handlers);
+  return { code, stdout, stderr, calls };
+}
+
+describe('rebound argument parsing', () => {
+  it('submit: job args after --, repeated -D, flags', async () => {
+    const r = await parse(['submit', 'examples/wordcount.ts', '--detached', '-D', 'rpc.timeout=3 s', '-Dheartbeat.interval=1s', '--', '--input', 'in/', '--output', 'out/']);
+    expect(r.code).toBe(0);
+    expect(r.calls).toEqual([
+      {
+        name: 'submit',
+        opts: {
+          jobFile: 'examples/wordcount.ts',
+          jobArgs: ['--input', 'in/', '--output', 'out/'],
+          detached: true,
+          json: false,
+          dynamic: ['rpc.timeout=3 s', 'heartbeat.interval=1s'],
+          pollIntervalMs: 500,
+        },
+      },
+    ]);
+  });
+
+  it('submit: cluster target options', async () => {
+    const r = await parse(['submit', 'job.ts', '--json', '--ha-dir', '/ha', '--address', 'h:1', '--cluster', 'c']);
+    expect(r.calls[0]?.opts).toMatchObject({ haDir: '/ha', address: 'h:1', cluster: 'c', json: true, jobArgs: [] });
+  });
+
+  it('jobmaster and taskmanager daemons', async () => {
+    const jm = await parse(['jobmaster', '--ha-dir', '/ha', '--id', 'jm-1', '--log-file', 'x.log', '-D', 'a=b']);
+    expect(jm.calls[0]).toEqual({ name: 'jobmaster', opts: { haDir: '/ha', id: 'jm-1', logFile: 'x.log', dynamic: ['a=b'], shutdownTimeoutMs: 30_000 } });
+    const tm = await parse(['taskmanager', '--ha-dir', '/ha', '--slots', '4', '--data-dir', '/d', '--config', 'c.yaml']);
+    expect(tm.calls[0]).toEqual({
+      name: 'taskmanager',
+      opts: { haDir: '/ha', slots: 4, dataDir: '/d', configFile: 'c.yaml', dynamic: [], shutdownTimeoutMs: 30_000 },
+    });
+  });
+
+  it('local up defaults and overrides', async () => {
+    const d = await parse(['local', 'up']);
+    expect(d.calls[0]).toEqual({
+      name: 'localUp',
+      opts: { workdir: '.rebound', jobmasters: 2, taskmanagers: 3, slots: 2, dynamic: [], timeoutMs: 60_000, json: false },
+    });
+    const o = await parse(['local', 'up', '--workdir', 'w', '--jobmasters', '1', '--taskmanagers', '0', '--slots', '3', '-D', 'k=v', '--timeout', '5 s']);
+    expect(o.calls[0]?.opts).toMatchObject({ workdir: 'w', jobmasters: 1, taskmanagers: 0, slots: 3, dynamic: ['k=v'], timeoutMs: 5_000 });
+  });
+
+  it('local sub-commands', async () => {
+    expect((await parse(['local', 'down', '--workdir', 'w'])).calls[0]).toEqual({ name: 'localDown', opts: { workdir: 'w', timeoutMs: 10_000, json: false } });
+    expect((await parse(['local', 'status', '--json'])).calls[0]).toEqual({ name: 'localStatus', opts: { workdir: '.rebound', json: true } });
+    expect((await parse(['local', 'kill-leader'])).calls[0]?.name).toBe('localKillLeader');
+    expect((await parse(['local', 'start-jobmaster', '--id', 'jm-1'])).calls[0]?.opts).toMatchObject({ id: 'jm-1', dynamic: [] });
+    expect((await parse(['local', 'start-taskmanager', '--no-wait', '--slots', '1'])).calls[0]?.opts).toMatchObject({ slots: 1, waitRegistered: false });
+    expect((await parse(['local', 'start-taskmanager'])).calls[0]?.opts).toMatchObject({ waitRegistered: true });
+  });
+
+  it('read commands take --json', async () => {
+    for (const argv of [['list'], ['status', 'abcd'], ['cancel', 'abcd'], ['watch', 'abcd'], ['events', 'abcd'], ['config']]) {
+      const r = await parse([...argv, '--json']);
+      expect(r.code).toBe(0);
+      expect(r.calls[0]?.opts).toMatchObject({ json: true });
+    }
+  });
+
+  it('passes the handler exit code through', async () => {
+    expect((await parse(['list'], 1)).code).toBe(1);
+  });
+
+  it('usage errors: one line on stderr, exit 2, no handler called', async () => {
+    for (const argv of [['submit'], ['taskmanager', '--ha-dir', '/ha', '--slots', 'x', '--data-dir', '/d'], ['list', '--nope'], ['frobnicate'], ['status', 'a', 'b']]) {
+      const r = await parse(argv);
+      expect(r.code, argv.join(' ')).toBe(2);
+      expect(r.calls).toEqual([]);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/^rebound: /);
+    }
+  });
+
+  it('--help prints usage and exits 0', async () => {
+    const r = await parse(['submit', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: rebound submit');
+    expect(r.calls).toEqual([]);
+  });
+
+  it('no command: help on stderr, exit 2', async () => {
+    const r = await parse([]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('Usage: rebound');
+  });
+});

@@ -1,0 +1,83 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalCluster, suiteFailed } from './harness.js';
+import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOutput } from './util.js';
+
+/** The harness and `rebound local` / `submit` / `watch` / `status` against real processes. */
+describe('LocalCluster', () => {
+  let cluster: LocalCluster;
+  let data: string;
+
+  beforeAll(async () => {
+    cluster = await LocalCluster.start({ jobmasters: 2, taskmanagers: 2, slots: 2, config: { 'execution.batch.job-recovery.enabled': 'true' } });
+    data = await makeTempDir('rebound-it-data-');
+  });
+
+  afterAll(async ({}, suite) => {
+    await cluster?.stop({ keepWorkdir: suiteFailed(suite) });
+    if (data) await rm(data, { recursive: true, force: true });
+  });
+
+  it('comes up with a leader and every TaskManager registered', async () => {
+    const r = await cluster.rebound(['local', 'status', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout) as { leader: { epoch: number; jobmasterId: string }; processes: { id: string; alive: boolean; registered?: boolean; leader: boolean }[] };
+    expect(s.leader.epoch).toBeGreaterThan(0);
+    expect(s.processes.map((p) => p.id).sort()).toEqual(['jm-1', 'jm-2', 'tm-1', 'tm-2']);
+    expect(s.processes.every((p) => p.alive)).toBe(true);
+    expect(s.processes.filter((p) => p.registered).map((p) => p.id).sort()).toEqual(['tm-1', 'tm-2']);
+    expect(s.processes.find((p) => p.leader)?.id).toBe(s.leader.jobmasterId);
+    expect((await cluster.overview()).task_managers).toHaveLength(2);
+  });
+
+  it('runs wordcount to FINISHED with the right output', async () => {
+    const files = await generateTextFiles(join(data, 'in1'), { files: 3, linesPerFile: 200, seed: 1 });
+    const out = join(data, 'out1');
+    const r = await cluster.submit('examples/wordcount.ts', ['--input', join(data, 'in1'), '--output', out], { wait: true });
+    expect(r.code, r.stderr).toBe(0);
+    expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(out))).toEqual([]);
+    const status = await cluster.status(r.jobId);
+    expect(status.state).toBe('FINISHED');
+    expect(status.vertices.every((v) => v.tasks.finished === v.parallelism)).toBe(true);
+    const events = (await cluster.taskEvents()).filter((e) => e.jobId === r.jobId);
+    const finished = events.filter((e) => e.event === 'task.finish').length;
+    expect(finished).toBe(status.vertices.reduce((n, v) => n + v.parallelism, 0));
+    expect(events.filter((e) => e.event === 'task.deploy').length).toBeGreaterThanOrEqual(finished);
+
+    const human = await cluster.rebound(['status', r.jobId]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/VERTEX\s+PARALLELISM\s+STATE\s+TASKS\s+BYTES CONSUMED/);
+    const list = await cluster.rebound(['list', '--json']);
+    expect((JSON.parse(list.stdout) as { jobs: { jobId: string }[] }).jobs.map((j) => j.jobId)).toContain(r.jobId);
+  });
+
+  it('finishes a job whose leader is SIGKILLed mid-job, and watch follows the new leader', async () => {
+    const files = await generateTextFiles(join(data, 'in2'), { files: 4, linesPerFile: 400, seed: 2 });
+    const out = join(data, 'out2');
+    const { jobId } = await cluster.submit('examples/wordcount.ts', ['--input', join(data, 'in2'), '--output', out, '--record-delay-ms', '20']);
+    const watching = cluster.rebound(['watch', jobId, '--poll-interval', '100 ms']);
+    await cluster.waitFor(async () => (await cluster.status(jobId)).state === 'RUNNING', 30_000, 'the job to run');
+    const killed = await cluster.killLeader();
+    expect(await cluster.isAlive(killed.id)).toBe(false);
+    const final = await cluster.waitForJob(jobId, 60_000);
+    expect(final.leaderEpoch).toBeGreaterThan(killed.epoch);
+    expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(out))).toEqual([]);
+    const w = await watching;
+    expect(w.code, w.stderr).toBe(0);
+    expect(w.stdout).toMatch(/leader changed: epoch \d+ at 127\.0\.0\.1:\d+/);
+    expect(w.stdout).toContain(`job ${jobId} FINISHED`);
+
+    // The killed JobMaster comes back as a standby under its own id.
+    const restarted = await cluster.startJobMaster({ id: killed.id });
+    expect(restarted.pid).not.toBe(killed.pid);
+    expect(await cluster.isAlive(killed.id)).toBe(true);
+  });
+
+  it('events are readable from the HA directory', async () => {
+    const jobs = JSON.parse((await cluster.rebound(['list', '--json'])).stdout) as { jobs: { jobId: string }[] };
+    const r = await cluster.rebound(['events', jobs.jobs[0]!.jobId]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('events:');
+  });
+});
