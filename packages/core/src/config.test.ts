@@ -1,0 +1,93 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Configuration, OPTIONS, parseDuration, parseMemorySize } from './config.js';
+import { ConfigError } from './errors.js';
+
+describe('parseDuration', () => {
+  it.each([
+    ['30 s', 30_000],
+    ['3 min', 180_000],
+    ['500ms', 500],
+    ['1h', 3_600_000],
+    ['250', 250],
+    ['1.5 s', 1_500],
+    [' 2 seconds ', 2_000],
+  ])('%s is %d ms', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each(['', 'soon', '10 parsecs', '-1 s', '1e3 ms'])('rejects %j with the key named', (text) => {
+    expect(() => parseDuration(text, 'heartbeat.timeout')).toThrow(ConfigError);
+    expect(() => parseDuration(text, 'heartbeat.timeout')).toThrow(/heartbeat\.timeout: .* is not a duration/);
+  });
+});
+
+describe('parseMemorySize', () => {
+  it.each([
+    ['1 mb', 1024 ** 2],
+    ['16mb', 16 * 1024 ** 2],
+    ['256 kb', 256 * 1024],
+    ['1048576', 1024 ** 2],
+    ['2g', 2 * 1024 ** 3],
+  ])('%s is %d bytes', (text, bytes) => {
+    expect(parseMemorySize(text)).toBe(bytes);
+  });
+
+  it('rejects units it does not know', () => {
+    expect(() => parseMemorySize('1 mile', 'job-event.store.write-buffer.size')).toThrow(/write-buffer\.size: '1 mile' is not a memory size/);
+  });
+});
+
+describe('Configuration', () => {
+  it('has Flink defaults', () => {
+    const c = Configuration.empty();
+    expect(c.getBoolean('execution.batch.job-recovery.enabled')).toBe(false);
+    expect(c.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout')).toBe(30_000);
+    expect(c.getDurationMs('execution.batch.job-recovery.snapshot.min-pause')).toBe(180_000);
+    expect(c.getBytes('job-event.store.write-buffer.size')).toBe(1024 ** 2);
+    expect(c.getDurationMs('job-event.store.write-buffer.flush-interval')).toBe(1_000);
+    expect(c.getDurationMs('taskmanager.registration.timeout')).toBe(300_000);
+    expect(c.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism')).toBe(128);
+    expect(c.getBytes('execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task')).toBe(16 * 1024 ** 2);
+    expect(c.getDurationMs('heartbeat.interval')).toBe(10_000);
+    expect(c.getDurationMs('heartbeat.timeout')).toBe(50_000);
+  });
+
+  it('applies overrides in order and keeps only explicit values for children', () => {
+    const c = Configuration.of({ 'heartbeat.interval': '1 s' }).with({ 'heartbeat.interval': '200 ms' });
+    expect(c.getDurationMs('heartbeat.interval')).toBe(200);
+    expect(c.toRecord()).toEqual({ 'heartbeat.interval': '200 ms' });
+    expect(c.toDynamicArgs()).toEqual(['-D', 'heartbeat.interval=200 ms']);
+  });
+
+  it('rejects unknown keys and bad values, naming the key', () => {
+    expect(() => Configuration.of({ 'heartbeat.intervall': '1 s' })).toThrow(/unknown configuration key 'heartbeat.intervall'/);
+    expect(() => Configuration.of({ 'execution.batch.job-recovery.enabled': 'yes' })).toThrow(/enabled: 'yes' is not true or false/);
+    expect(() => Configuration.of({ 'taskmanager.numberOfTaskSlots': 'two' })).toThrow(/numberOfTaskSlots: 'two' is not an integer/);
+    expect(() => Configuration.of({ 'job-event.store.durability': 'sometimes' })).toThrow(/is not one of fsync, flush/);
+  });
+
+  it('parses -D key=value', () => {
+    expect(Configuration.parseDynamicProperties(['a.b=1', 'c = x=y'])).toEqual({ 'a.b': '1', c: 'x=y' });
+    expect(() => Configuration.parseDynamicProperties(['novalue'])).toThrow(/-D novalue: expected key=value/);
+  });
+
+  it('reads flat and nested YAML files', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rebound-config-'));
+    const file = join(dir, 'conf.yaml');
+    writeFileSync(file, 'heartbeat:\n  interval: 2 s\nexecution.batch.job-recovery.enabled: true\n');
+    const c = Configuration.fromYamlFile(file);
+    expect(c.getDurationMs('heartbeat.interval')).toBe(2_000);
+    expect(c.getBoolean('execution.batch.job-recovery.enabled')).toBe(true);
+    writeFileSync(file, 'heartbeat: [unclosed\n');
+    expect(() => Configuration.fromYamlFile(file)).toThrow(/is not valid YAML/);
+    expect(() => Configuration.fromYamlFile(join(dir, 'missing.yaml'))).toThrow(/cannot read config file .*missing\.yaml: ENOENT/);
+  });
+
+  it('every default parses', () => {
+    const c = Configuration.of(Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, o.default])));
+    expect(c.toRecord()).toBeDefined();
+  });
+});
