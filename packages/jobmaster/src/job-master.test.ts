@@ -1,0 +1,191 @@
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Configuration, bindServer, handleUnary, loadProto, shutdownServer, silentLogger, systemClock } from '@rebound/core';
+import type { TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
+import { buildJob, defineJob } from '@rebound/api';
+import { JobMaster } from './job-master.js';
+import { TaskManagerRegistry } from './task-manager-registry.js';
+
+/** A TaskManager that only records what it is asked to do. */
+async function fakeTaskManager(deployed: TaskDeploymentDescriptor__Output[]): Promise<{ address: string; close(): Promise<void> }> {
+  const handlers: TaskExecutorGatewayHandlers = {
+    DeployTask: handleUnary((tdd) => {
+      deployed.push(tdd);
+      return { accepted: true };
+    }),
+    CancelTask: handleUnary(() => ({ found: true })),
+    ReleasePartitions: handleUnary((r) => ({ released: r.partitions.length })),
+    GetAndRetainPartitionsWithMetrics: handleUnary(() => ({ partitions: [] })),
+    DisconnectJob: handleUnary(() => ({})),
+  };
+  const server = new grpc.Server();
+  server.addService(loadProto().TaskExecutorGateway.service, handlers);
+  const port = await bindServer(server, '127.0.0.1', 0);
+  return { address: `127.0.0.1:${port}`, close: () => shutdownServer(server, 100) };
+}
+
+async function until(cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('JobMaster scheduling', () => {
+  let out: string;
+  let deployed: TaskDeploymentDescriptor__Output[];
+  let tms: { address: string; close(): Promise<void> }[];
+  let registry: TaskManagerRegistry;
+  let terminal: JobMaster[];
+
+  beforeEach(async () => {
+    out = join(await mkdtemp(join(tmpdir(), 'rebound-jm-')), 'out');
+    deployed = [];
+    terminal = [];
+    tms = [await fakeTaskManager(deployed), await fakeTaskManager(deployed)];
+    const config = Configuration.of({ 'heartbeat.timeout': '1 min', 'restart-strategy.fixed-delay.delay': '0 ms' });
+    registry = new TaskManagerRegistry(7, 'jm-test', config, { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} }, silentLogger(), systemClock);
+    tms.forEach((tm, i) => registry.register({ task_manager_id: `tm-${i}`, address: tm.address, slots: 2, epoch: 7, jobs_with_retained_partitions: [] }));
+  });
+
+  afterEach(async () => {
+    registry.close();
+    await Promise.all(tms.map((t) => t.close()));
+  });
+
+  async function startJob(): Promise<JobMaster> {
+    const def = defineJob('seq-sum', (env) => {
+      env
+        .generateSequence(0, 99, { splitSize: 25 })
+        .map((n) => [n % 3, n] as [number, number])
+        .keyBy((t) => t[0])
+        .sum(1)
+        .writeAsText(out);
+    });
+    const built = await buildJob(def, []);
+    const graph = {
+      ...built.graph,
+      job_id: '0123456789abcdef0123456789abcdef',
+      module_digest: '0'.repeat(64),
+      config: { 'execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task': '100 b' },
+      vertices: built.graph.vertices.map((v) => ({ ...v, max_parallelism: 4 })),
+    };
+    const decoded = JSON.parse(JSON.stringify(graph)) as Parameters<typeof JobMaster.prototype.constructor>[0];
+    const job = new JobMaster(decoded, built.operators, {
+      epoch: 7,
+      jobmasterId: 'jm-test',
+      address: '127.0.0.1:1',
+      config: Configuration.of({ 'restart-strategy.fixed-delay.delay': '0 ms', 'restart-strategy.fixed-delay.attempts': '3' }),
+      registry,
+      logger: silentLogger(),
+      clock: systemClock,
+      electedAtMs: Date.now(),
+      recoveries: [],
+      saveRecoveries: async () => {},
+      saveCommitManifest: async () => {},
+      onTerminal: async (j) => {
+        terminal.push(j);
+      },
+      onSlotsFreed: () => job.schedule(),
+    });
+    await job.start();
+    return job;
+  }
+
+  function finish(job: JobMaster, tdd: TaskDeploymentDescriptor__Output, subpartitionBytes: number[] = []): void {
+    job.onTaskExecutionState({
+      execution: tdd.execution,
+      state: 'FINISHED',
+      task_manager_id: '',
+      epoch: tdd.epoch,
+      io_metrics: { records_in: 1, records_out: 1, bytes_in: 0, bytes_out: 0, subpartition_bytes: subpartitionBytes },
+      error_code: '',
+      error_message: '',
+      missing_partition: null,
+    });
+  }
+
+  it('runs stages in order, decides the consumer parallelism from bytes, and commits the sink', async () => {
+    const job = await startJob();
+    // 4 splits -> 4 source subtasks, 4 slots: all deployed at once; nothing downstream yet.
+    await until(() => deployed.length === 4, 'source deployments');
+    expect(new Set(deployed.map((d) => d.execution!.vertex_id))).toEqual(new Set(['v-op-1']));
+    expect(deployed.every((d) => d.output?.num_subpartitions === 4 && d.output.distribution === 'HASH')).toBe(true);
+    for (const d of deployed.slice(0, 3)) finish(job, d, [100, 0, 0, 100]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(deployed).toHaveLength(4);
+    finish(job, deployed[3]!, [100, 0, 0, 100]);
+    // 800 bytes at 100 b per task -> clamp to 4 subpartitions; the empty middle ones are merged.
+    await until(() => deployed.length > 4, 'consumer deployment');
+    const consumers = deployed.slice(4);
+    const v = job.graph.vertex(consumers[0]!.execution!.vertex_id);
+    expect(v.parallelism).toBe(4);
+    expect(consumers[0]!.inputs[0]!.partitions).toHaveLength(4);
+    await until(() => deployed.length === 8, 'all consumers');
+    for (const c of deployed.slice(4)) {
+      await mkdir(dirname(c.sink_temp_file), { recursive: true });
+      await writeFile(c.sink_temp_file, `part ${c.execution!.subtask}\n`);
+      finish(job, c);
+    }
+    await until(() => terminal.length === 1, 'job end');
+    expect(job.state).toBe('FINISHED');
+    expect(await readFile(join(out, 'part-00002'), 'utf8')).toBe('part 2\n');
+    expect(await readFile(join(out, '_SUCCESS'), 'utf8')).toBe('');
+  });
+
+  it('restarts a failed task alone, and reruns the producer of a partition that was not found', async () => {
+    const job = await startJob();
+    await until(() => deployed.length === 4, 'source deployments');
+    const failed = deployed[1]!;
+    job.onTaskExecutionState({ ...stateOf(failed), state: 'FAILED', error_code: 'USER_CODE', error_message: 'boom' });
+    await until(() => deployed.length === 5, 'redeployment');
+    expect(deployed[4]!.execution).toMatchObject({ vertex_id: failed.execution!.vertex_id, subtask: failed.execution!.subtask, attempt: 1 });
+    for (const d of deployed.filter((d) => d !== failed)) finish(job, d, [10, 10, 10, 10]);
+    await until(() => deployed.some((d) => d.execution!.vertex_id !== 'v-op-1'), 'consumers');
+    const consumer = deployed.find((d) => d.execution!.vertex_id !== 'v-op-1')!;
+    const lost = consumer.inputs[0]!.partitions[2]!.partition_id!;
+    const before = deployed.length;
+    job.onTaskExecutionState({
+      ...stateOf(consumer),
+      state: 'FAILED',
+      error_code: 'PARTITION_NOT_FOUND',
+      error_message: 'gone',
+      missing_partition: lost,
+    });
+    // The producer of the lost partition reruns with a new attempt; the consumer waits for it.
+    await until(() => deployed.length > before, 'producer rerun');
+    expect(deployed[before]!.execution).toMatchObject({ vertex_id: 'v-op-1', subtask: lost.subtask, attempt: lost.attempt + 1 });
+    expect(job.graph.executionVertex(consumer.execution!.vertex_id, consumer.execution!.subtask)!.state).toBe('CREATED');
+    expect(job.restarts).toBe(2);
+    await job.cancel();
+  });
+
+  it('fails the job when the restart strategy is exhausted', async () => {
+    const job = await startJob();
+    await until(() => deployed.length === 4, 'source deployments');
+    for (let i = 0; i < 4; i++) {
+      const current = deployed[deployed.length - 1]!;
+      job.onTaskExecutionState({ ...stateOf(current), state: 'FAILED', error_code: 'USER_CODE', error_message: `boom ${i}` });
+      if (i < 3) await until(() => deployed.length === 5 + i, 'redeployment');
+    }
+    await until(() => terminal.length === 1, 'job failure');
+    expect(job.state).toBe('FAILED');
+    expect(job.failure).toMatch(/restart strategy exhausted after 3 restarts; last failure: boom 3/);
+  });
+});
+
+function stateOf(tdd: TaskDeploymentDescriptor__Output) {
+  return {
+    execution: tdd.execution,
+    task_manager_id: '',
+    epoch: tdd.epoch,
+    io_metrics: null,
+    error_code: '',
+    error_message: '',
+    missing_partition: null,
+  };
+}
