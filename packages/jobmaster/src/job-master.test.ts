@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Configuration, bindServer, handleUnary, loadProto, shutdownServer, silentLogger, systemClock } from '@rebound/core';
-import type { TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
+import { Configuration, bindServer, decodeMessage, encodeMessage, handleUnary, loadProto, shutdownServer, silentLogger, systemClock } from '@rebound/core';
+import type { JobGraph__Output, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
 import { buildJob, defineJob } from '@rebound/api';
 import { JobMaster } from './job-master.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
@@ -72,9 +72,9 @@ describe('JobMaster scheduling', () => {
       job_id: '0123456789abcdef0123456789abcdef',
       module_digest: '0'.repeat(64),
       config: { 'execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task': '100 b' },
-      vertices: built.graph.vertices.map((v) => ({ ...v, max_parallelism: 4 })),
+      vertices: (built.graph.vertices ?? []).map((v) => ({ ...v, max_parallelism: 4 })),
     };
-    const decoded = JSON.parse(JSON.stringify(graph)) as Parameters<typeof JobMaster.prototype.constructor>[0];
+    const decoded = decodeMessage<JobGraph__Output>('JobGraph', encodeMessage('JobGraph', graph));
     const job = new JobMaster(decoded, built.operators, {
       epoch: 7,
       jobmasterId: 'jm-test',
