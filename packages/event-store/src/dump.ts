@@ -1,0 +1,156 @@
+import { JobEventStoreCorruptError } from './errors.js';
+import { jobEventsDir, listEventFiles } from './format.js';
+import type { JobEventRecord, JobEventType } from './job-event.js';
+import { JobEventLogReader, type EventFileInfo, type StaleFile, type TornTail } from './job-event-log-reader.js';
+
+export interface JobEventsSummary {
+  directory: string;
+  events: number;
+  eventsPerType: Record<JobEventType, number>;
+  /** Number of event files. */
+  files: number;
+  fileDetails: EventFileInfo[];
+  bytes: number;
+  discardedBytes: number;
+  tornTails: TornTail[];
+  staleFiles: StaleFile[];
+  /** Set when reading stopped at something a crash cannot explain. */
+  corruption?: { file: string; offset: number; message: string };
+}
+
+export interface JobEventsDump {
+  events: JobEventRecord[];
+  summary: JobEventsSummary;
+}
+
+/**
+ * Reads a job's event log straight from the HA directory, without a JobMaster (it may be dead):
+ * what `rebound events` prints. Corruption does not throw: it ends the dump and is reported in
+ * the summary. I/O errors (e.g. permissions) throw.
+ */
+export async function dumpJobEvents(haDir: string, jobId: string): Promise<JobEventsDump> {
+  const directory = jobEventsDir(haDir, jobId);
+  const reader = new JobEventLogReader(directory, await listEventFiles(directory), { jobId });
+  const events: JobEventRecord[] = [];
+  try {
+    for (;;) {
+      const record = await reader.next();
+      if (!record) break;
+      events.push(record);
+    }
+  } catch (err) {
+    if (!(err instanceof JobEventStoreCorruptError)) throw err;
+  } finally {
+    await reader.close();
+  }
+  const r = reader.report();
+  return {
+    events,
+    summary: {
+      directory,
+      events: r.events,
+      eventsPerType: r.eventsPerType,
+      files: r.files.length,
+      fileDetails: r.files,
+      bytes: r.bytes,
+      discardedBytes: r.discardedBytes,
+      tornTails: r.tornTails,
+      staleFiles: r.staleFiles,
+      ...(r.corruption ? { corruption: r.corruption } : {}),
+    },
+  };
+}
+
+export function formatBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(v < 10 ? 2 : 1)} ${units[i]}`;
+}
+
+function ranges(list: ReadonlyArray<{ start: number; end: number }>): string {
+  const shown = list.slice(0, 4).map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`));
+  return list.length > 4 ? `${shown.join(' ')} … (${list.length} subtasks)` : shown.join(' ');
+}
+
+function describe(record: JobEventRecord): string {
+  switch (record.type) {
+    case 'ExecutionJobVertexInitialized': {
+      const e = record.event;
+      const inputs = e.inputs.map((i) => `${i.producer_vertex_id} [${ranges(i.subtask_ranges)}]`);
+      return `${e.vertex_id} parallelism ${e.parallelism}${inputs.length ? `, inputs ${inputs.join(', ')}` : ''}`;
+    }
+    case 'ExecutionVertexFinished': {
+      const e = record.event;
+      const parts = [`${e.vertex_id}#${e.subtask} attempt ${e.attempt}`];
+      if (e.location) parts.push(`on ${e.location.task_manager_id} (${e.location.address})`);
+      if (e.io_metrics) {
+        const m = e.io_metrics;
+        parts.push(
+          `${m.records_in} records in, ${m.records_out} out, ${formatBytes(m.bytes_out)} in ${m.subpartition_bytes.length} subpartitions`,
+        );
+      }
+      if (e.partitions.length) parts.push(`${e.partitions.length} partition${e.partitions.length === 1 ? '' : 's'}`);
+      if (e.coordinator_snapshots.length) {
+        parts.push(`coordinator snapshots of ${e.coordinator_snapshots.map((s) => `${s.operator_id} (${formatBytes(s.state.length)})`).join(', ')}`);
+      }
+      if (e.coordinator_increments.length) {
+        parts.push(`coordinator increments of ${e.coordinator_increments.map((s) => s.operator_id).join(', ')}`);
+      }
+      if (e.has_shuffle_master_snapshot) parts.push(`shuffle-master snapshot (${formatBytes(e.shuffle_master_snapshot.length)})`);
+      return parts.join(', ');
+    }
+    case 'ExecutionVertexReset': {
+      const ids = record.event.vertices.map((v) => `${v.vertex_id}#${v.subtask}`);
+      return ids.length > 12 ? `${ids.slice(0, 12).join(' ')} … (${ids.length} vertices)` : ids.join(' ');
+    }
+  }
+}
+
+/** One line per event: `events.0:152  2024-…Z  epoch 2  ExecutionVertexFinished  map#3 attempt 0, …`. */
+export function formatEventLine(record: JobEventRecord): string {
+  const at = `${record.file}:${record.offset}`;
+  const time = new Date(record.writtenAtMs).toISOString();
+  return `${at.padEnd(16)} ${time}  epoch ${record.epoch}  ${record.type.padEnd(29)} ${describe(record)}`;
+}
+
+export function formatSummary(summary: JobEventsSummary): string {
+  const lines: string[] = [];
+  const perType = Object.entries(summary.eventsPerType)
+    .map(([t, n]) => `${t} ${n}`)
+    .join(', ');
+  lines.push(`events:    ${summary.events} (${perType})`);
+  const files = summary.fileDetails.map((f) => `${f.file}${f.epoch !== undefined ? ` epoch ${f.epoch}` : ''} ${formatBytes(f.bytes)} ${f.status}`);
+  lines.push(`files:     ${summary.files}${files.length ? ` (${files.join('; ')})` : ''}`);
+  lines.push(`bytes:     ${formatBytes(summary.bytes)} (${summary.bytes})`);
+  lines.push(`discarded: ${formatBytes(summary.discardedBytes)} (${summary.discardedBytes}) in ${summary.tornTails.length} torn tail${summary.tornTails.length === 1 ? '' : 's'}`);
+  for (const t of summary.tornTails) {
+    lines.push(`  torn tail: ${t.file} from offset ${t.offset}, ${t.bytes} bytes discarded (${t.reason})`);
+  }
+  for (const s of summary.staleFiles) {
+    lines.push(`  ignored:   ${s.file} of fenced epoch ${s.epoch}, written after epoch ${s.newerEpoch} (${s.bytes} bytes)`);
+  }
+  if (summary.corruption) {
+    const c = summary.corruption;
+    lines.push(`CORRUPT:   ${c.file} at offset ${c.offset}: ${c.message} (events after it were not read)`);
+  }
+  if (summary.files === 0) lines.push(`(no job events in ${summary.directory})`);
+  return lines.join('\n');
+}
+
+/** A JSON-safe copy of a record or dump (bytes as base64), for `rebound events --json`. */
+export function toJsonValue(value: unknown): unknown {
+  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+  if (Array.isArray(value)) return value.map(toJsonValue);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = toJsonValue(v);
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,512 @@
+import { mkdtemp, open, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Configuration, decodeMessage, encodeMessage } from '@rebound/core';
+import fc from 'fast-check';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { crc32c } from './crc32c.js';
+import { JobEventStoreCorruptError } from './errors.js';
+import { FileSystemJobEventStore, type EventFileHandle, type FileSystemJobEventStoreOptions } from './file-system-job-event-store.js';
+import { jobEventsDir, listEventFiles } from './format.js';
+import { JOB_EVENT_TYPES, type JobEvent, type JobEventRecord } from './job-event.js';
+import { JobEventLogReader } from './job-event-log-reader.js';
+import { jobEventStoreSettings } from './options.js';
+import { ManualClock } from './scheduler.js';
+import { SAMPLE_JOB_ID, finishedEvent, initializedEvent, resetEvent, sampleJobEvents } from './test-fixtures.js';
+
+let haDir: string;
+let dir: string;
+let leaderEpoch: number;
+let clock: ManualClock;
+
+beforeEach(async () => {
+  haDir = await mkdtemp(join(tmpdir(), 'rebound-events-'));
+  dir = jobEventsDir(haDir, SAMPLE_JOB_ID);
+  leaderEpoch = 1;
+  clock = new ManualClock();
+});
+
+afterEach(async () => {
+  await rm(haDir, { recursive: true, force: true });
+});
+
+function newStore(epoch: number, extra: Partial<FileSystemJobEventStoreOptions> = {}): FileSystemJobEventStore {
+  return new FileSystemJobEventStore({
+    haDir,
+    jobId: SAMPLE_JOB_ID,
+    epoch,
+    currentLeaderEpoch: () => leaderEpoch,
+    jobMasterId: `jm-${epoch}`,
+    clock,
+    scheduler: clock,
+    ...extra,
+  });
+}
+
+async function readAll(store: FileSystemJobEventStore): Promise<JobEventRecord[]> {
+  const out: JobEventRecord[] = [];
+  for await (const r of store) out.push(r);
+  return out;
+}
+
+/** Reads the whole directory as a fresh leader would, with the report. */
+async function replayDir() {
+  const reader = new JobEventLogReader(dir, await listEventFiles(dir), { jobId: SAMPLE_JOB_ID });
+  const events: JobEventRecord[] = [];
+  for (;;) {
+    const r = await reader.next();
+    if (!r) break;
+    events.push(r);
+  }
+  return { events, report: reader.report() };
+}
+
+async function writeAll(epoch: number, events: JobEvent[], cutAfter: number[] = []): Promise<FileSystemJobEventStore> {
+  leaderEpoch = Math.max(leaderEpoch, epoch);
+  const store = newStore(epoch);
+  await store.start();
+  events.forEach((e, i) => store.writeEvent(e, cutAfter.includes(i)));
+  await store.stop(false);
+  return store;
+}
+
+/** What an event written as `e` must decode to: the reference protobufjs round trip of core. */
+function decodedForm(e: JobEvent): unknown {
+  const typeName = JOB_EVENT_TYPES[e.type].message;
+  return decodeMessage(typeName, encodeMessage(typeName, e.event));
+}
+
+function capturingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'debug' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+  return { logger, errors: () => lines.filter((l) => (l.level as number) >= 50), lines };
+}
+
+describe('FileSystemJobEventStore', () => {
+  it('round-trips every event type with every field', async () => {
+    const events: JobEvent[] = [
+      initializedEvent(0, 4),
+      initializedEvent(1, 3, 4),
+      finishedEvent(0, 2, { attempt: 3, snapshot: Buffer.from('enumerator-state'), shuffleSnapshot: Buffer.from('shuffle'), subpartitions: 128 }),
+      finishedEvent(1, 0),
+      resetEvent(1, [0, 1, 2]),
+    ];
+    clock.advance(5);
+    await writeAll(1, events);
+    const { events: back, report } = await replayDir();
+    expect(back.map((r) => r.type)).toEqual(events.map((e) => e.type));
+    for (let i = 0; i < events.length; i++) {
+      expect(back[i]).toEqual({ type: events[i]!.type, event: decodedForm(events[i]!), file: 'events.0', offset: expect.any(Number), epoch: 1, writtenAtMs: clock.now() });
+    }
+    const f = back[2]!;
+    if (f.type !== 'ExecutionVertexFinished') throw new Error('expected a finished event');
+    expect(f.event.coordinator_snapshots[0]!.state.toString()).toBe('enumerator-state');
+    expect(f.event.shuffle_master_snapshot.toString()).toBe('shuffle');
+    expect(f.event.has_shuffle_master_snapshot).toBe(true);
+    expect(f.event.io_metrics!.subpartition_bytes).toHaveLength(128);
+    expect(f.event.location).toEqual({ task_manager_id: 'tm-00000002', address: '127.0.0.1:40002' });
+    expect(report).toMatchObject({ events: 5, discardedBytes: 0, tornTails: [], staleFiles: [] });
+    expect(report.eventsPerType).toEqual({ ExecutionJobVertexInitialized: 2, ExecutionVertexFinished: 2, ExecutionVertexReset: 1 });
+  });
+
+  it('writes a new file per attempt and replays all attempts in order', async () => {
+    await writeAll(1, [initializedEvent(0, 2), finishedEvent(0, 0)]);
+    leaderEpoch = 2;
+    const second = newStore(2);
+    await second.start();
+    // The second attempt replays the first one's events before it writes.
+    expect((await readAll(second)).map((r) => r.event)).toHaveLength(2);
+    second.writeEvent(finishedEvent(0, 1));
+    second.writeEvent(initializedEvent(1, 1, 2));
+    await second.stop(false);
+    leaderEpoch = 3;
+    const third = newStore(3);
+    await third.start();
+    const all = await readAll(third);
+    expect(all.map((r) => [r.type, r.file, r.epoch])).toEqual([
+      ['ExecutionJobVertexInitialized', 'events.0', 1],
+      ['ExecutionVertexFinished', 'events.0', 1],
+      ['ExecutionVertexFinished', 'events.1', 2],
+      ['ExecutionJobVertexInitialized', 'events.1', 2],
+    ]);
+    // readEvent is a cursor over the same set.
+    expect((await third.readEvent())?.type).toBe('ExecutionJobVertexInitialized');
+    await third.stop(false);
+    expect(await readdir(dir)).toEqual(['events.0', 'events.1']);
+  });
+
+  it('starts a new file after a cut block and flushes it at once', async () => {
+    const store = newStore(1);
+    await store.start();
+    store.writeEvent(finishedEvent(0, 0));
+    store.writeEvent(finishedEvent(0, 1), true);
+    await store.idle();
+    expect(store.stats()).toMatchObject({ fsyncs: 1, filesCreated: 1, pendingBytes: 0 });
+    store.writeEvent(initializedEvent(1, 2, 2));
+    await store.stop(false);
+    const { events } = await replayDir();
+    expect(events.map((r) => r.file)).toEqual(['events.0', 'events.0', 'events.1']);
+  });
+
+  it('cuts a torn tail at the last good record, at every byte offset of the last record', async () => {
+    const events = sampleJobEvents(6, 4, 8);
+    await writeAll(1, events);
+    const path = join(dir, 'events.0');
+    const original = await readFile(path);
+    const { events: full } = await replayDir();
+    const lastOffset = full[full.length - 1]!.offset;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: lastOffset, max: original.length - 1 }), async (cut) => {
+        await writeFile(path, original.subarray(0, cut));
+        const { events: back, report } = await replayDir();
+        expect(back).toHaveLength(events.length - 1);
+        expect(back.map((r) => r.offset)).toEqual(full.slice(0, -1).map((r) => r.offset));
+        expect(report.discardedBytes).toBe(cut - lastOffset);
+        expect(report.tornTails).toEqual(cut === lastOffset ? [] : [{ file: 'events.0', offset: lastOffset, bytes: cut - lastOffset, reason: expect.any(String) }]);
+      }),
+      { numRuns: original.length - lastOffset, examples: [[lastOffset], [lastOffset + 1], [original.length - 1]] },
+    );
+  });
+
+  it('keeps reading later files after a torn tail, and reports it per file', async () => {
+    await writeAll(1, [initializedEvent(0, 2), finishedEvent(0, 0), finishedEvent(0, 1)]);
+    await writeAll(2, [initializedEvent(1, 1, 2)]);
+    const first = join(dir, 'events.0');
+    const size = (await stat(first)).size;
+    await truncate(first, size - 3);
+    const { events, report } = await replayDir();
+    expect(events.map((r) => [r.file, r.type])).toEqual([
+      ['events.0', 'ExecutionJobVertexInitialized'],
+      ['events.0', 'ExecutionVertexFinished'],
+      ['events.1', 'ExecutionJobVertexInitialized'],
+    ]);
+    expect(report.tornTails).toHaveLength(1);
+    const tail = report.tornTails[0]!;
+    expect(tail).toMatchObject({ file: 'events.0', reason: 'truncated-record' });
+    // The tail starts at the third record: after the second one, before the end of the file.
+    expect(tail.offset).toBeGreaterThan(events[1]!.offset);
+    expect(tail.offset + tail.bytes).toBe(size - 3);
+    expect(report.discardedBytes).toBe(tail.bytes);
+    expect(report.files.map((f) => f.status)).toEqual(['torn', 'complete']);
+  });
+
+  it('treats a flipped bit anywhere in a middle record as the end of that file', async () => {
+    await writeAll(1, [initializedEvent(0, 3), finishedEvent(0, 0), finishedEvent(0, 1), finishedEvent(0, 2)]);
+    await writeAll(2, [resetEvent(0, [1])]);
+    const path = join(dir, 'events.0');
+    const original = await readFile(path);
+    const { events: full } = await replayDir();
+    const middle = full[2]!;
+    const middleEnd = full[3]!.offset;
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: middle.offset * 8, max: middleEnd * 8 - 1 }), async (bit) => {
+        const copy = Buffer.from(original);
+        copy[bit >> 3]! ^= 1 << (bit & 7);
+        await writeFile(path, copy);
+        const { events, report } = await replayDir();
+        expect(events.map((r) => `${r.file}@${r.offset}`)).toEqual([full[0], full[1], full[4]].map((r) => `${r!.file}@${r!.offset}`));
+        expect(report.tornTails).toEqual([{ file: 'events.0', offset: middle.offset, bytes: original.length - middle.offset, reason: expect.any(String) }]);
+      }),
+      { numRuns: 120 },
+    );
+  });
+
+  it('reports a checksummed record of unknown type or undecodable payload as corruption with file and offset', async () => {
+    await writeAll(1, [initializedEvent(0, 2), finishedEvent(0, 0)]);
+    const path = join(dir, 'events.0');
+    const original = await readFile(path);
+    const { events: full } = await replayDir();
+    const at = full[1]!.offset;
+    const rewrite = async (mutate: (b: Buffer) => void) => {
+      const copy = Buffer.from(original);
+      mutate(copy);
+      const end = copy.length - 4;
+      copy.writeUInt32BE(crc32c(copy, at, end), end);
+      await writeFile(path, copy);
+    };
+    await rewrite((b) => (b[at] = 9));
+    let err = await replayDir().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(JobEventStoreCorruptError);
+    expect(err).toMatchObject({ code: 'EVENT_STORE_CORRUPT', file: 'events.0', offset: at });
+    expect((err as Error).message).toContain(`${path} offset ${at}: unknown record type 9`);
+
+    // A payload of garbage with a valid checksum.
+    await rewrite((b) => b.fill(0xff, at + 16, b.length - 4));
+    err = await replayDir().catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'EVENT_STORE_CORRUPT', file: 'events.0', offset: at });
+    expect((err as Error).message).toMatch(/undecodable ExecutionVertexFinished payload/);
+  });
+
+  it('rejects a file of another job, and does not read on after corruption', async () => {
+    await writeAll(1, [initializedEvent(0, 2)]);
+    await writeAll(2, [initializedEvent(1, 2)]);
+    const reader = new JobEventLogReader(dir, await listEventFiles(dir), { jobId: 'f'.repeat(32) });
+    await expect(reader.next()).rejects.toMatchObject({ code: 'EVENT_STORE_CORRUPT', file: 'events.0', offset: 0 });
+    await expect(reader.next()).rejects.toMatchObject({ code: 'EVENT_STORE_CORRUPT' });
+    expect(reader.report()).toMatchObject({
+      events: 0,
+      corruption: { file: 'events.0', offset: 0, message: expect.stringMatching(/belongs to job/) },
+      files: [
+        { file: 'events.0', status: 'corrupt' },
+        { file: 'events.1', status: 'unread' },
+      ],
+    });
+  });
+
+  it('fences an old writer that resumes after a newer one started', async () => {
+    const disabled: string[] = [];
+    const old = newStore(1, { onDisabled: (state) => disabled.push(state) });
+    await old.start();
+    old.writeEvent(initializedEvent(0, 2));
+    await old.flushNow();
+
+    // The old JobMaster pauses; a new leader is elected, replays and writes.
+    leaderEpoch = 2;
+    const next = newStore(2);
+    await next.start();
+    expect((await readAll(next)).map((r) => r.epoch)).toEqual([1]);
+    next.writeEvent(finishedEvent(0, 0));
+    await next.flushNow();
+
+    // The old one wakes up and carries on as if nothing happened.
+    old.writeEvent(finishedEvent(0, 1));
+    old.writeEvent(finishedEvent(0, 1), true);
+    await old.flushNow();
+    expect(old.status()).toMatchObject({ state: 'fenced', failure: { code: 'STALE_EPOCH' } });
+    expect(disabled).toEqual(['fenced']);
+    old.writeEvent(resetEvent(0, [0]));
+    await old.stop(true); // must not delete the new leader's log
+    await next.stop(false);
+
+    const { events } = await replayDir();
+    expect(events.map((r) => [r.type, r.epoch])).toEqual([
+      ['ExecutionJobVertexInitialized', 1],
+      ['ExecutionVertexFinished', 2],
+    ]);
+    expect(old.stats()).toMatchObject({ eventsWritten: 3, eventsDropped: 3 });
+  });
+
+  it('ignores a file an old epoch created after a newer epoch wrote (a fencing race)', async () => {
+    await writeAll(2, [initializedEvent(0, 2)]);
+    // A zombie of epoch 1 that passed its fencing check just before epoch 2 was elected.
+    const zombie = newStore(1, { currentLeaderEpoch: () => 1 });
+    await zombie.start();
+    zombie.writeEvent(finishedEvent(0, 0));
+    await zombie.stop(false);
+    await writeAll(3, [finishedEvent(0, 1)]);
+    const { events, report } = await replayDir();
+    expect(events.map((r) => [r.file, r.epoch])).toEqual([
+      ['events.0', 2],
+      ['events.2', 3],
+    ]);
+    expect(report.staleFiles).toEqual([{ file: 'events.1', epoch: 1, newerEpoch: 2, bytes: expect.any(Number) }]);
+  });
+
+  it('never reuses a file name another writer created after its listing', async () => {
+    const a = newStore(1);
+    await a.start();
+    leaderEpoch = 2;
+    const b = newStore(2);
+    await b.start(); // both computed events.0 as their next file
+    b.writeEvent(initializedEvent(0, 1));
+    await b.stop(false);
+    leaderEpoch = 1; // let a write (as if it were still the leader)
+    a.writeEvent(initializedEvent(9, 1));
+    await a.stop(false);
+    expect((await readdir(dir)).sort()).toEqual(['events.0', 'events.1']);
+  });
+
+  it('flushes when the buffer holds write-buffer.size bytes', async () => {
+    const store = newStore(1, { writeBufferSize: 2048, flushIntervalMs: 60_000 });
+    await store.start();
+    let n = 0;
+    while (store.stats().pendingBytes + 400 < 2048) {
+      store.writeEvent(finishedEvent(0, n++, { subpartitions: 4 }));
+    }
+    await store.idle();
+    expect(store.stats()).toMatchObject({ flushes: 0, fsyncs: 0 });
+    expect(await store.isEmpty()).toBe(true);
+    while (store.stats().flushes === 0) {
+      store.writeEvent(finishedEvent(0, n++, { subpartitions: 4 }));
+      await store.idle();
+    }
+    expect(store.stats()).toMatchObject({ flushes: 1, fsyncs: 1, pendingBytes: 0 });
+    expect((await replayDir()).events).toHaveLength(n);
+    await store.stop(false);
+  });
+
+  it('flushes every write-buffer.flush-interval', async () => {
+    const store = newStore(1, { writeBufferSize: 1024 * 1024, flushIntervalMs: 1000 });
+    await store.start();
+    store.writeEvent(initializedEvent(0, 1));
+    clock.advance(999);
+    await store.idle();
+    expect(store.stats().flushes).toBe(0);
+    clock.advance(1);
+    await store.idle();
+    expect(store.stats()).toMatchObject({ flushes: 1, fsyncs: 1 });
+    expect((await replayDir()).events).toHaveLength(1);
+    // Nothing pending: no timer, no flush.
+    expect(clock.pending()).toBe(0);
+    clock.advance(5000);
+    await store.idle();
+    expect(store.stats().flushes).toBe(1);
+    // The interval counts from the first event of the next batch.
+    clock.advance(123);
+    store.writeEvent(finishedEvent(0, 0));
+    clock.advance(999);
+    await store.idle();
+    expect(store.stats().flushes).toBe(1);
+    clock.advance(1);
+    await store.idle();
+    expect(store.stats().flushes).toBe(2);
+    await store.stop(false);
+  });
+
+  it('flushes what precedes a write larger than the buffer, then writes it directly', async () => {
+    const store = newStore(1, { writeBufferSize: 1024, flushIntervalMs: 60_000 });
+    await store.start();
+    store.writeEvent(initializedEvent(0, 1));
+    store.writeEvent(finishedEvent(0, 0, { snapshot: Buffer.alloc(5000, 1) }));
+    await store.idle();
+    expect(store.stats()).toMatchObject({ flushes: 1, pendingBytes: 0 });
+    const { events } = await replayDir();
+    expect(events.map((r) => r.type)).toEqual(['ExecutionJobVertexInitialized', 'ExecutionVertexFinished']);
+    await store.stop(false);
+  });
+
+  it('does not fsync with durability flush', async () => {
+    const store = newStore(1, { durability: 'flush' });
+    await store.start();
+    store.writeEvent(initializedEvent(0, 1), true);
+    store.writeEvent(initializedEvent(1, 1));
+    await store.stop(false);
+    // One flush (the cut block's, which the stop joined) wrote both files.
+    expect(store.stats()).toMatchObject({ fsyncs: 0, flushes: 1, filesCreated: 2 });
+  });
+
+  it('on a write failure stops recording, logs one error and keeps the job running', async () => {
+    const { logger, errors } = capturingLogger();
+    const disabled: string[] = [];
+    let writes = 0;
+    const store = newStore(1, {
+      logger,
+      onDisabled: (state) => disabled.push(state),
+      openExclusive: async (path) => {
+        const fh = await open(path, 'wx');
+        const handle: EventFileHandle = {
+          writev: async (buffers) => {
+            if (++writes >= 2) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+            return fh.writev(buffers);
+          },
+          datasync: () => fh.datasync(),
+          stat: () => fh.stat(),
+          close: () => fh.close(),
+        };
+        return handle;
+      },
+    });
+    await store.start();
+    store.writeEvent(initializedEvent(0, 2));
+    await store.flushNow();
+    store.writeEvent(finishedEvent(0, 0));
+    await store.flushNow(); // fails: must resolve, not reject
+    expect(store.status()).toMatchObject({ state: 'failed', failure: { code: 'EVENT_STORE_FAILED' } });
+    expect(() => store.writeEvent(finishedEvent(0, 1))).not.toThrow();
+    await store.flushNow();
+    await store.stop(false);
+    expect(disabled).toEqual(['failed']);
+    expect(errors()).toHaveLength(1);
+    expect(errors()[0]!.msg).toMatch(/recording of job events is disabled/);
+    expect(store.stats()).toMatchObject({ eventsWritten: 2, eventsDropped: 2 });
+    // What was written before the failure is still a readable prefix.
+    expect((await replayDir()).events.map((r) => r.type)).toEqual(['ExecutionJobVertexInitialized']);
+  });
+
+  it('fails (and does not recreate) when the directory is removed while writing', async () => {
+    const { logger, errors } = capturingLogger();
+    const store = newStore(1, { logger });
+    await store.start();
+    store.writeEvent(initializedEvent(0, 1));
+    await store.flushNow();
+    await rm(dir, { recursive: true });
+    store.writeEvent(finishedEvent(0, 0)); // goes to the open, now nameless, file
+    await store.flushNow();
+    expect(store.status().state).toBe('failed');
+    expect(errors()[0]!.msg).toMatch(/recording of job events is disabled/);
+    await store.stop(false);
+    expect(await store.isEmpty()).toBe(true);
+
+    // A new file after a cut block in a removed directory fails too.
+    const second = newStore(1);
+    await second.start();
+    second.writeEvent(initializedEvent(0, 1), true);
+    await second.idle();
+    await rm(dir, { recursive: true });
+    second.writeEvent(initializedEvent(1, 1), true);
+    await second.idle();
+    expect(second.status().state).toBe('failed');
+    await second.stop(false);
+  });
+
+  it('stop(true) clears the events, stop(false) keeps them', async () => {
+    await writeAll(1, [initializedEvent(0, 1)]);
+    const store = newStore(1);
+    expect(await store.isEmpty()).toBe(false);
+    await store.start();
+    store.writeEvent(finishedEvent(0, 0));
+    await store.stop(true);
+    await expect(stat(dir)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await store.isEmpty()).toBe(true);
+  });
+
+  it('takes its settings from the job-event.store.* configuration keys', async () => {
+    const config = Configuration.of({
+      'job-event.store.write-buffer.size': '1 kb',
+      'job-event.store.write-buffer.flush-interval': '250 ms',
+      'job-event.store.durability': 'flush',
+    });
+    expect(jobEventStoreSettings(config)).toEqual({ writeBufferSize: 1024, flushIntervalMs: 250, durability: 'flush' });
+    expect(jobEventStoreSettings(Configuration.of())).toEqual({ writeBufferSize: 1024 * 1024, flushIntervalMs: 1000, durability: 'fsync' });
+    const store = newStore(1, { config });
+    await store.start();
+    store.writeEvent(initializedEvent(0, 1));
+    clock.advance(250);
+    await store.idle();
+    expect(store.stats()).toMatchObject({ flushes: 1, fsyncs: 0 });
+    await store.stop(false);
+  });
+
+  it('rejects writes and reads before start', async () => {
+    const store = newStore(1);
+    expect(() => store.writeEvent(initializedEvent(0, 1))).toThrow(/start it/);
+    await expect(store.readEvent()).rejects.toMatchObject({ code: 'ILLEGAL_STATE' });
+  });
+
+  it('handles records spanning read chunks', async () => {
+    const events = sampleJobEvents(300, 50, 32);
+    await writeAll(1, events);
+    const reader = new JobEventLogReader(dir, await listEventFiles(dir), { jobId: SAMPLE_JOB_ID, readChunkBytes: 97 });
+    let n = 0;
+    for await (const r of reader) {
+      expect(r.type).toBe(events[n]!.type);
+      n++;
+    }
+    expect(n).toBe(300);
+  });
+
+  it('reads a header-less or zero-filled file as a torn tail', async () => {
+    await writeAll(1, [initializedEvent(0, 1)]);
+    await writeFile(join(dir, 'events.1'), Buffer.alloc(0));
+    await writeFile(join(dir, 'events.2'), Buffer.alloc(100));
+    await writeFile(join(dir, 'events.3'), Buffer.from('RBJ'));
+    const { events, report } = await replayDir();
+    expect(events).toHaveLength(1);
+    expect(report.tornTails.map((t) => [t.file, t.offset, t.bytes])).toEqual([
+      ['events.1', 0, 0],
+      ['events.2', 0, 100],
+      ['events.3', 0, 3],
+    ]);
+  });
+});

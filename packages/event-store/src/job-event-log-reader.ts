@@ -1,0 +1,441 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { errorMessage } from '@rebound/core';
+import { crc32c } from './crc32c.js';
+import { JobEventStoreCorruptError, JobEventStoreFailedError } from './errors.js';
+import {
+  CRC_BYTES,
+  FILE_FORMAT_VERSION,
+  FILE_MAGIC,
+  FILE_PREFIX_BYTES,
+  PAYLOAD_VERSION,
+  RECORD_HEADER_BYTES,
+  RECORD_OVERHEAD_BYTES,
+  decodeFileHeaderBody,
+  readUInt32BE,
+  readWrittenAt,
+  type EventFileRef,
+} from './format.js';
+import {
+  JOB_EVENT_TYPE_NAMES,
+  jobEventCodec,
+  jobEventTypeOfId,
+  type JobEventRecord,
+  type JobEventType,
+} from './job-event.js';
+
+/**
+ * Why the rest of a file was dropped. All three are what a crash in the middle of a write
+ * leaves behind (a short write, or blocks the OS had not written yet, which read back as zeros).
+ */
+export type TornTailReason = 'truncated-header' | 'truncated-record' | 'checksum-mismatch';
+
+export interface TornTail {
+  file: string;
+  /** Offset of the first discarded byte: the end of the last good record. */
+  offset: number;
+  /** Bytes from `offset` to the end of the file. */
+  bytes: number;
+  reason: TornTailReason;
+}
+
+/**
+ * A file written by an older epoch after a newer epoch had already created a file: a fenced
+ * JobMaster that raced past its fencing check. Its records are not part of the job's history.
+ */
+export interface StaleFile {
+  file: string;
+  epoch: number;
+  newerEpoch: number;
+  bytes: number;
+}
+
+export interface EventFileInfo {
+  file: string;
+  bytes: number;
+  /** Undefined when the header itself was torn. */
+  epoch?: number;
+  jobMasterId?: string;
+  createdAtMs?: number;
+  events: number;
+  status: 'complete' | 'torn' | 'stale' | 'corrupt' | 'unread';
+}
+
+export interface ReplayReport {
+  directory: string;
+  files: EventFileInfo[];
+  events: number;
+  eventsPerType: Record<JobEventType, number>;
+  /** Total size of the files looked at. */
+  bytes: number;
+  /** Bytes dropped from torn tails (the recovery report shows this). */
+  discardedBytes: number;
+  tornTails: TornTail[];
+  staleFiles: StaleFile[];
+  corruption?: { file: string; offset: number; message: string };
+}
+
+export interface JobEventLogReaderOptions {
+  /** Files whose header names another job are corrupt. */
+  jobId?: string;
+  /** Bytes read from disk at a time. */
+  readChunkBytes?: number;
+}
+
+const DEFAULT_READ_CHUNK = 4 * 1024 * 1024;
+
+/** A sliding window over a file, refilled from disk only when a record reaches past it. */
+class FileWindow {
+  buf: Buffer;
+  /** File offset of buf[0]. */
+  start = 0;
+  /** Valid bytes in buf. */
+  length = 0;
+
+  constructor(
+    private readonly fh: FileHandle,
+    public size: number,
+    private readonly chunk: number,
+  ) {
+    this.buf = Buffer.allocUnsafe(Math.min(chunk, Math.max(size, 64)));
+  }
+
+  /**
+   * Makes [offset, offset + n) available in `buf`. False if the file ended before (it shrank
+   * since it was opened): the caller treats that like any truncation.
+   */
+  async ensure(offset: number, n: number): Promise<boolean> {
+    if (offset >= this.start && offset + n <= this.start + this.length) return true;
+    const want = Math.min(Math.max(n, this.chunk), this.size - offset);
+    if (want < n) return false;
+    let kept = 0;
+    if (offset >= this.start && offset < this.start + this.length) kept = this.start + this.length - offset;
+    if (this.buf.length < want) {
+      const next = Buffer.allocUnsafe(want);
+      if (kept > 0) this.buf.copy(next, 0, offset - this.start, offset - this.start + kept);
+      this.buf = next;
+    } else if (kept > 0) {
+      this.buf.copyWithin(0, offset - this.start, offset - this.start + kept);
+    }
+    this.start = offset;
+    this.length = kept;
+    while (this.length < want) {
+      const { bytesRead } = await this.fh.read(this.buf, this.length, want - this.length, offset + this.length);
+      if (bytesRead === 0) {
+        this.size = offset + this.length;
+        return this.length >= n;
+      }
+      this.length += bytesRead;
+    }
+    return true;
+  }
+
+  /** Index in `buf` of a file offset inside the window. */
+  at(offset: number): number {
+    return offset - this.start;
+  }
+}
+
+interface OpenFile {
+  ref: EventFileRef;
+  path: string;
+  fh: FileHandle;
+  window: FileWindow;
+  info: EventFileInfo;
+  epoch: number;
+  pos: number;
+  /** Bytes from `pos` the parser needs in the window. */
+  need: number;
+}
+
+function emptyCounts(): Record<JobEventType, number> {
+  return Object.fromEntries(JOB_EVENT_TYPE_NAMES.map((t) => [t, 0])) as Record<JobEventType, number>;
+}
+
+/**
+ * Reads a job's event files in order. A torn tail ends its file at the last good record and is
+ * reported (file, offset, bytes, reason); the next file is still read. Anything a crash cannot
+ * explain (a checksummed record of unknown type or undecodable payload, another job's file, an
+ * unknown format version) throws JobEventStoreCorruptError naming file and offset.
+ */
+export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
+  private readonly files: EventFileRef[];
+  private nextFile = 0;
+  private current: OpenFile | undefined;
+  private maxEpoch = -1;
+  private error: Error | undefined;
+  private deferred: unknown;
+  private pending: JobEventRecord[] = [];
+  private pendingAt = 0;
+  private readonly chunk: number;
+  private readonly rep: ReplayReport;
+
+  constructor(
+    readonly directory: string,
+    files: readonly EventFileRef[],
+    private readonly options: JobEventLogReaderOptions = {},
+  ) {
+    this.files = [...files];
+    this.chunk = options.readChunkBytes ?? DEFAULT_READ_CHUNK;
+    this.rep = {
+      directory,
+      files: [],
+      events: 0,
+      eventsPerType: emptyCounts(),
+      bytes: 0,
+      discardedBytes: 0,
+      tornTails: [],
+      staleFiles: [],
+    };
+  }
+
+  /** What has been read so far (complete once `next()` returned null or threw). */
+  report(): ReplayReport {
+    return {
+      ...this.rep,
+      files: this.rep.files.map((f) => ({ ...f })),
+      eventsPerType: { ...this.rep.eventsPerType },
+      tornTails: [...this.rep.tornTails],
+      staleFiles: [...this.rep.staleFiles],
+    };
+  }
+
+  /** The next event, or null after the last one. */
+  async next(): Promise<JobEventRecord | null> {
+    if (this.pending.length > this.pendingAt) return this.pending[this.pendingAt++]!;
+    const batch = await this.nextBatch();
+    if (batch.length === 0) return null;
+    this.pending = batch;
+    this.pendingAt = 1;
+    return batch[0]!;
+  }
+
+  /**
+   * The next events, as many as are already in memory (at most `max`); empty after the last
+   * one. Replay goes through this so that it awaits once per read chunk, not once per event.
+   */
+  async nextBatch(max = 512): Promise<JobEventRecord[]> {
+    if (this.error) throw this.error;
+    if (this.pending.length > this.pendingAt) {
+      const rest = this.pending.slice(this.pendingAt, this.pendingAt + max);
+      this.pendingAt += rest.length;
+      return rest;
+    }
+    const out: JobEventRecord[] = [];
+    try {
+      if (this.deferred !== undefined) throw this.deferred;
+      while (out.length === 0) {
+        if (!this.current) {
+          if (this.nextFile >= this.files.length) return out;
+          this.current = await this.openNext(this.files[this.nextFile++]!);
+          continue;
+        }
+        const file = this.current;
+        while (out.length < max) {
+          let r: JobEventRecord | null | undefined;
+          try {
+            r = this.parseNext(file);
+          } catch (err) {
+            // The events before the corruption are delivered first; the error comes next call.
+            if (out.length === 0) throw err;
+            this.deferred = err;
+            return out;
+          }
+          if (r) {
+            out.push(r);
+            continue;
+          }
+          if (r === null) {
+            await this.closeCurrent();
+            break;
+          }
+          if (out.length > 0) break;
+          // The next record reaches past the window: read more of the file.
+          if (!(await file.window.ensure(file.pos, file.need))) {
+            this.torn(file, file.pos, file.need <= RECORD_HEADER_BYTES ? 'truncated-header' : 'truncated-record');
+            await this.closeCurrent();
+            break;
+          }
+        }
+      }
+      return out;
+    } catch (err) {
+      const failure =
+        err instanceof JobEventStoreCorruptError || err instanceof JobEventStoreFailedError
+          ? err
+          : new JobEventStoreFailedError(`cannot read job event log in ${this.directory}: ${errorMessage(err)}`, { cause: err });
+      this.error = failure;
+      if (failure instanceof JobEventStoreCorruptError) {
+        this.rep.corruption = { file: failure.file, offset: failure.offset, message: failure.detail };
+      }
+      for (let i = this.nextFile; i < this.files.length; i++) {
+        this.rep.files.push({ file: this.files[i]!.name, bytes: 0, events: 0, status: 'unread' });
+      }
+      this.nextFile = this.files.length;
+      await this.closeCurrent().catch(() => {});
+      throw failure;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.nextFile = this.files.length;
+    await this.closeCurrent();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<JobEventRecord> {
+    try {
+      for (;;) {
+        const record = await this.next();
+        if (!record) return;
+        yield record;
+      }
+    } finally {
+      await this.close();
+    }
+  }
+
+  private async closeCurrent(): Promise<void> {
+    const c = this.current;
+    this.current = undefined;
+    if (c) await c.fh.close();
+  }
+
+  private corrupt(file: OpenFile, offset: number, detail: string, cause?: unknown): JobEventStoreCorruptError {
+    file.info.status = 'corrupt';
+    return new JobEventStoreCorruptError(file.ref.name, offset, detail, file.path, cause === undefined ? undefined : { cause });
+  }
+
+  private torn(file: OpenFile, offset: number, reason: TornTailReason): null {
+    const bytes = file.window.size - offset;
+    file.info.status = 'torn';
+    this.rep.tornTails.push({ file: file.ref.name, offset, bytes, reason });
+    this.rep.discardedBytes += bytes;
+    return null;
+  }
+
+  /** Opens a file and checks its header; undefined when there is nothing to read in it. */
+  private async openNext(ref: EventFileRef): Promise<OpenFile | undefined> {
+    const path = join(this.directory, ref.name);
+    let fh: FileHandle;
+    try {
+      fh = await open(path, 'r');
+    } catch (err) {
+      // Cleared between listing and reading (a stop(clear) racing a dump): nothing to read.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
+    let keep = false;
+    try {
+      const size = (await fh.stat()).size;
+      const info: EventFileInfo = { file: ref.name, bytes: size, events: 0, status: 'complete' };
+      this.rep.files.push(info);
+      this.rep.bytes += size;
+      const file: OpenFile = { ref, path, fh, window: new FileWindow(fh, size, this.chunk), info, epoch: 0, pos: 0, need: 0 };
+      const w = file.window;
+      if (!(await w.ensure(0, FILE_PREFIX_BYTES))) {
+        this.torn(file, 0, 'truncated-header');
+        return undefined;
+      }
+      let b = w.buf;
+      const p0 = w.at(0);
+      if (FILE_MAGIC.compare(b, p0, p0 + 4) !== 0) {
+        if (b.subarray(p0, p0 + FILE_PREFIX_BYTES).every((x) => x === 0)) {
+          // Zeros: the file's first write never reached the disk.
+          this.torn(file, 0, 'checksum-mismatch');
+          return undefined;
+        }
+        throw this.corrupt(file, 0, 'not a job event file (bad magic)');
+      }
+      const version = (b[p0 + 4]! << 8) | b[p0 + 5]!;
+      if (version < 1 || version > FILE_FORMAT_VERSION) {
+        throw this.corrupt(file, 0, `unsupported file format version ${version} (this reader knows up to ${FILE_FORMAT_VERSION})`);
+      }
+      const headerLen = (b[p0 + 6]! << 8) | b[p0 + 7]!;
+      const headerEnd = FILE_PREFIX_BYTES + headerLen + CRC_BYTES;
+      if (!(await w.ensure(0, headerEnd))) {
+        this.torn(file, 0, 'truncated-header');
+        return undefined;
+      }
+      b = w.buf;
+      const h = w.at(0);
+      if (crc32c(b, h, h + FILE_PREFIX_BYTES + headerLen) !== readUInt32BE(b, h + FILE_PREFIX_BYTES + headerLen)) {
+        this.torn(file, 0, 'checksum-mismatch');
+        return undefined;
+      }
+      let header;
+      try {
+        header = decodeFileHeaderBody(b, h + FILE_PREFIX_BYTES, h + FILE_PREFIX_BYTES + headerLen);
+      } catch (err) {
+        throw this.corrupt(file, 0, `undecodable file header: ${errorMessage(err)}`, err);
+      }
+      if (this.options.jobId !== undefined && header.job_id !== this.options.jobId) {
+        throw this.corrupt(file, 0, `file belongs to job ${header.job_id}, not ${this.options.jobId}`);
+      }
+      if (header.payload_version < 1 || header.payload_version > PAYLOAD_VERSION) {
+        throw this.corrupt(file, 0, `unsupported payload version ${header.payload_version}`);
+      }
+      info.epoch = header.epoch;
+      info.jobMasterId = header.jobmaster_id;
+      info.createdAtMs = header.created_at_ms;
+      if (header.epoch < this.maxEpoch) {
+        info.status = 'stale';
+        this.rep.staleFiles.push({ file: ref.name, epoch: header.epoch, newerEpoch: this.maxEpoch, bytes: size });
+        return undefined;
+      }
+      this.maxEpoch = header.epoch;
+      file.epoch = header.epoch;
+      file.pos = headerEnd;
+      keep = true;
+      return file;
+    } finally {
+      if (!keep) await fh.close();
+    }
+  }
+
+  /**
+   * Parses the record at `file.pos` from the window without I/O: the record, null at the end
+   * of the file (clean or torn), or undefined when `file.need` bytes must be read first.
+   */
+  private parseNext(file: OpenFile): JobEventRecord | null | undefined {
+    const w = file.window;
+    const offset = file.pos;
+    const remaining = w.size - offset;
+    if (remaining === 0) return null;
+    if (remaining < RECORD_HEADER_BYTES) return this.torn(file, offset, 'truncated-header');
+    const windowEnd = w.start + w.length;
+    if (offset + RECORD_HEADER_BYTES > windowEnd) {
+      file.need = RECORD_HEADER_BYTES;
+      return undefined;
+    }
+    const b = w.buf;
+    const p = offset - w.start;
+    const payloadLength = readUInt32BE(b, p + 4);
+    const frame = RECORD_OVERHEAD_BYTES + payloadLength;
+    if (frame > remaining) return this.torn(file, offset, 'truncated-record');
+    if (offset + frame > windowEnd) {
+      file.need = frame;
+      return undefined;
+    }
+    const crcAt = p + RECORD_HEADER_BYTES + payloadLength;
+    if (crc32c(b, p, crcAt) !== readUInt32BE(b, crcAt)) return this.torn(file, offset, 'checksum-mismatch');
+    const typeId = b[p]!;
+    const type = jobEventTypeOfId(typeId);
+    if (type === undefined) throw this.corrupt(file, offset, `unknown record type ${typeId}`);
+    const version = b[p + 1]!;
+    if (version < 1 || version > PAYLOAD_VERSION) {
+      throw this.corrupt(file, offset, `unsupported payload version ${version} of a ${type} record`);
+    }
+    if (b[p + 2] !== 0 || b[p + 3] !== 0) throw this.corrupt(file, offset, `unknown record flags of a ${type} record`);
+    let event;
+    try {
+      event = jobEventCodec(type).decode(b, p + RECORD_HEADER_BYTES, crcAt);
+    } catch (err) {
+      throw this.corrupt(file, offset, `undecodable ${type} payload: ${errorMessage(err)}`, err);
+    }
+    file.pos = offset + frame;
+    file.info.events++;
+    this.rep.events++;
+    this.rep.eventsPerType[type]++;
+    return { type, event, file: file.ref.name, offset, writtenAtMs: readWrittenAt(b, p), epoch: file.epoch } as JobEventRecord;
+  }
+}

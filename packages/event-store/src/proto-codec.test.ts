@@ -1,0 +1,133 @@
+import { decodeMessage, encodeMessage } from '@rebound/core';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { JOB_EVENT_TYPE_NAMES, JOB_EVENT_TYPES } from './job-event.js';
+import { messageCodec } from './proto-codec.js';
+
+const str = fc.string({ unit: 'grapheme', maxLength: 60 });
+const int32 = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
+const int64 = fc.oneof(
+  fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
+  fc.maxSafeInteger(),
+  fc.constantFrom(0, 1, 127, 128, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1, -(2 ** 53) + 1, -1),
+);
+const bytes = fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b));
+const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
+
+const snapshot = fc.record({ operator_id: str, state: bytes }, { requiredKeys: [] });
+const partitionId = fc.record({ job_id: str, vertex_id: str, subtask: int32, attempt: int32 }, { requiredKeys: [] });
+
+const finished = fc.record(
+  {
+    vertex_id: str,
+    subtask: int32,
+    attempt: int32,
+    location: opt(fc.record({ task_manager_id: str, address: str }, { requiredKeys: [] })),
+    io_metrics: opt(
+      fc.record(
+        {
+          records_in: int64,
+          records_out: int64,
+          bytes_in: int64,
+          bytes_out: int64,
+          subpartition_bytes: fc.array(int64, { maxLength: 200 }),
+        },
+        { requiredKeys: [] },
+      ),
+    ),
+    partitions: fc.array(partitionId, { maxLength: 4 }),
+    coordinator_snapshots: fc.array(snapshot, { maxLength: 3 }),
+    coordinator_increments: fc.array(snapshot, { maxLength: 3 }),
+    shuffle_master_snapshot: bytes,
+    has_shuffle_master_snapshot: fc.boolean(),
+    finished_at_ms: int64,
+  },
+  { requiredKeys: [] },
+);
+
+const initialized = fc.record(
+  {
+    vertex_id: str,
+    parallelism: int32,
+    inputs: fc.array(
+      fc.record(
+        { producer_vertex_id: str, subtask_ranges: fc.array(fc.record({ start: int32, end: int32 }, { requiredKeys: [] }), { maxLength: 40 }) },
+        { requiredKeys: [] },
+      ),
+      { maxLength: 3 },
+    ),
+  },
+  { requiredKeys: [] },
+);
+
+const reset = fc.record(
+  { vertices: fc.array(fc.record({ vertex_id: str, subtask: int32 }, { requiredKeys: [] }), { maxLength: 20 }) },
+  { requiredKeys: [] },
+);
+
+const header = fc.record(
+  { job_id: str, epoch: int64, jobmaster_id: str, created_at_ms: int64, file_index: int32, payload_version: int32 },
+  { requiredKeys: [] },
+);
+
+const cases: Array<[string, fc.Arbitrary<object>]> = [
+  ['ExecutionVertexFinishedEvent', finished],
+  ['ExecutionJobVertexInitializedEvent', initialized],
+  ['ExecutionVertexResetEvent', reset],
+  ['JobEventFileHeader', header],
+];
+
+describe('messageCodec', () => {
+  it('uses the fast path for every event payload and the file header', () => {
+    for (const t of JOB_EVENT_TYPE_NAMES) expect(messageCodec(JOB_EVENT_TYPES[t].message).fast).toBe(true);
+    expect(messageCodec('JobEventFileHeader').fast).toBe(true);
+  });
+
+  for (const [typeName, arb] of cases) {
+    it(`${typeName}: same bytes as encodeMessage and same objects as decodeMessage`, () => {
+      const codec = messageCodec<object, unknown>(typeName);
+      fc.assert(
+        fc.property(arb, (message) => {
+          const reference = encodeMessage(typeName, message);
+          const ours = codec.encode(message);
+          expect(Buffer.from(ours).equals(Buffer.from(reference))).toBe(true);
+          expect(codec.decode(reference)).toEqual(decodeMessage(typeName, reference));
+          // Decoding a sub-range of a larger buffer sees only that range.
+          const framed = Buffer.concat([Buffer.from([1, 2, 3]), reference, Buffer.from([9, 9])]);
+          expect(codec.decode(framed, 3, 3 + reference.length)).toEqual(decodeMessage(typeName, reference));
+        }),
+        { numRuns: 150 },
+      );
+    });
+  }
+
+  it('accepts the input forms fromObject accepts (string longs, base64 bytes)', () => {
+    const codec = messageCodec<object, unknown>('ExecutionVertexFinishedEvent');
+    const message = {
+      vertex_id: 'v',
+      finished_at_ms: '1700000000123',
+      io_metrics: { bytes_out: '-5', subpartition_bytes: ['1', 2, '9007199254740991'] },
+      shuffle_master_snapshot: Buffer.from('abc').toString('base64'),
+    };
+    expect(Buffer.from(codec.encode(message)).equals(Buffer.from(encodeMessage('ExecutionVertexFinishedEvent', message)))).toBe(true);
+  });
+
+  it('does not share decoded byte fields with the input buffer', () => {
+    const codec = messageCodec<object, { state: Buffer }>('OperatorCoordinatorSnapshot');
+    const bytesIn = Buffer.from(encodeMessage('OperatorCoordinatorSnapshot', { operator_id: 'o', state: Buffer.from('xyz') }));
+    const decoded = codec.decode(bytesIn);
+    bytesIn.fill(0);
+    expect(decoded.state.toString()).toBe('xyz');
+  });
+
+  it('skips unknown fields and rejects truncated or mistyped input', () => {
+    const codec = messageCodec<object, unknown>('ExecutionVertexResetEvent');
+    // field 15 (varint 7), then the known repeated message field 1.
+    const withUnknown = Buffer.concat([Buffer.from([15 << 3, 7]), Buffer.from(encodeMessage('ExecutionVertexResetEvent', { vertices: [{ vertex_id: 'a', subtask: 1 }] }))]);
+    expect(codec.decode(withUnknown)).toEqual({ vertices: [{ vertex_id: 'a', subtask: 1 }] });
+    const valid = Buffer.from(encodeMessage('ExecutionVertexResetEvent', { vertices: [{ vertex_id: 'abc', subtask: 300 }] }));
+    for (let cut = 1; cut < valid.length; cut++) expect(() => codec.decode(valid.subarray(0, cut))).toThrow();
+    // vertices (field 1) sent as a varint.
+    expect(() => codec.decode(Buffer.from([1 << 3, 5]))).toThrow(/wire type/);
+  });
+});
