@@ -1,0 +1,190 @@
+/**
+ * JobEventStore benchmark: appends/s (buffered, fsync per flush) and replayed events/s for
+ * 100,000 events of the real event types, with the default settings (1 mb write buffer, 1 s
+ * flush interval, durability fsync). Prints a table and writes bench/results/event-store.json.
+ *
+ *   npx tsx bench/event-store/run.ts [--events N] [--runs N] [--subpartitions N]
+ *
+ * Appends/s is measured end to end: from the first writeEvent to the moment stop() returns,
+ * i.e. every event is on disk and fsynced. The writer yields to the event loop every 1,000
+ * events, as a JobMaster does between RPCs, so the background flushes overlap the appends.
+ * Replay reads the files back through a new JobMaster attempt's JobEventManager, decoding
+ * every event fully.
+ */
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { FileSystemJobEventStore, JobEventManager, type JobEvent } from '@rebound/event-store';
+import { SAMPLE_JOB_ID, sampleJobEvents } from '../../packages/event-store/src/test-fixtures.js';
+
+const { values } = parseArgs({
+  options: {
+    events: { type: 'string', default: '100000' },
+    runs: { type: 'string', default: '5' },
+    subpartitions: { type: 'string', default: '' },
+    dir: { type: 'string', default: '' },
+  },
+});
+const EVENTS = Number(values.events);
+const RUNS = Number(values.runs);
+/** Subpartitions per finished event: 16 (a fixed-parallelism consumer) and 128 (the default max-parallelism, for adaptive consumers). */
+const SUBPARTITIONS = values.subpartitions ? [Number(values.subpartitions)] : [16, 128];
+const YIELD_EVERY = 1000;
+
+interface RunResult {
+  appendsPerSec: number;
+  /** Appends per second of this process's CPU time (user + system): robust to other load on the machine. */
+  appendsPerCpuSec: number;
+  replayPerCpuSec: number;
+  enqueuePerSec: number;
+  replayPerSec: number;
+  fsyncs: number;
+  flushes: number;
+  files: number;
+  bytes: number;
+  appendMs: number;
+  replayMs: number;
+}
+
+async function once(events: JobEvent[], baseDir: string): Promise<RunResult> {
+  const haDir = await mkdtemp(join(baseDir, 'rebound-bench-events-'));
+  try {
+    const writer = new FileSystemJobEventStore({ haDir, jobId: SAMPLE_JOB_ID, epoch: 1, currentLeaderEpoch: () => 1 });
+    await writer.start();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    for (let i = 0; i < events.length; i++) {
+      writer.writeEvent(events[i]!);
+      if (i % YIELD_EVERY === YIELD_EVERY - 1) await new Promise<void>((r) => setImmediate(r));
+    }
+    const tEnqueued = performance.now();
+    await writer.stop(false);
+    const tDurable = performance.now();
+    const cpuWrite = process.cpuUsage(cpu0);
+    const stats = writer.stats();
+    if (writer.status().state !== 'stopped' || stats.eventsDropped > 0) throw new Error(`writer failed: ${JSON.stringify(writer.status())}`);
+
+    const reader = new FileSystemJobEventStore({ haDir, jobId: SAMPLE_JOB_ID, epoch: 2, currentLeaderEpoch: () => 2 });
+    const manager = new JobEventManager(reader);
+    await manager.start();
+    let seen = 0;
+    const cpu1 = process.cpuUsage();
+    const t1 = performance.now();
+    const result = await manager.replay(() => {
+      seen++;
+    });
+    const t2 = performance.now();
+    const cpuReplay = process.cpuUsage(cpu1);
+    await manager.stop(false);
+    if (!result.ok || seen !== events.length) throw new Error(`replay failed: ${JSON.stringify(result)}`);
+    return {
+      appendsPerSec: events.length / ((tDurable - t0) / 1000),
+      enqueuePerSec: events.length / ((tEnqueued - t0) / 1000),
+      appendsPerCpuSec: events.length / ((cpuWrite.user + cpuWrite.system) / 1e6),
+      replayPerCpuSec: events.length / ((cpuReplay.user + cpuReplay.system) / 1e6),
+      replayPerSec: events.length / ((t2 - t1) / 1000),
+      fsyncs: stats.fsyncs,
+      flushes: stats.flushes,
+      files: stats.filesCreated,
+      bytes: stats.bytesWritten,
+      appendMs: tDurable - t0,
+      replayMs: t2 - t1,
+    };
+  } finally {
+    await rm(haDir, { recursive: true, force: true });
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+const baseDir = values.dir || tmpdir();
+const loadBefore = loadavg();
+const scenarios = [];
+for (const subpartitions of SUBPARTITIONS) {
+  const events = sampleJobEvents(EVENTS, 64, subpartitions);
+  const counts: Record<string, number> = {};
+  for (const e of events) counts[e.type] = (counts[e.type] ?? 0) + 1;
+  await once(events.slice(0, 5000), baseDir); // warm-up (JIT)
+  const runs: RunResult[] = [];
+  for (let r = 0; r < RUNS; r++) runs.push(await once(events, baseDir));
+  scenarios.push({
+    subpartitions,
+    events: EVENTS,
+    eventsPerType: counts,
+    bytesPerEvent: Math.round(runs[0]!.bytes / EVENTS),
+    medianAppendsPerSec: Math.round(median(runs.map((r) => r.appendsPerSec))),
+    medianEnqueuePerSec: Math.round(median(runs.map((r) => r.enqueuePerSec))),
+    medianReplayPerSec: Math.round(median(runs.map((r) => r.replayPerSec))),
+    medianAppendsPerCpuSec: Math.round(median(runs.map((r) => r.appendsPerCpuSec))),
+    medianReplayPerCpuSec: Math.round(median(runs.map((r) => r.replayPerCpuSec))),
+    runs: runs.map((r) => ({
+      ...r,
+      appendsPerSec: Math.round(r.appendsPerSec),
+      enqueuePerSec: Math.round(r.enqueuePerSec),
+      replayPerSec: Math.round(r.replayPerSec),
+      appendsPerCpuSec: Math.round(r.appendsPerCpuSec),
+      replayPerCpuSec: Math.round(r.replayPerCpuSec),
+      appendMs: Math.round(r.appendMs),
+      replayMs: Math.round(r.replayMs),
+    })),
+  });
+}
+
+const TARGET_APPENDS = 200_000;
+const TARGET_REPLAY = 500_000;
+const rows = scenarios.flatMap((s) =>
+  s.runs.map((r, i) => ({
+    subpartitions: s.subpartitions,
+    run: i + 1,
+    'bytes/event': s.bytesPerEvent,
+    'appends/s (durable)': r.appendsPerSec,
+    'enqueue/s': r.enqueuePerSec,
+    fsyncs: r.fsyncs,
+    flushes: r.flushes,
+    'file MB': +(r.bytes / 1024 / 1024).toFixed(1),
+    'replay events/s': r.replayPerSec,
+    'appends/cpu-s': r.appendsPerCpuSec,
+    'replay/cpu-s': r.replayPerCpuSec,
+  })),
+);
+const loadAfter = loadavg();
+console.log(
+  `JobEventStore: ${EVENTS} events, 1 mb buffer, 1 s interval, durability fsync; ${cpus().length} CPUs, Node ${process.version}, dir ${baseDir}; ` +
+    `load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after (other processes compete for the CPUs when it is above ~1)`,
+);
+console.table(rows);
+for (const s of scenarios) {
+  console.log(
+    `${s.subpartitions} subpartitions/event: median ${s.medianAppendsPerSec} appends/s (target ${TARGET_APPENDS}: ${s.medianAppendsPerSec >= TARGET_APPENDS ? 'met' : 'MISSED'}), ` +
+      `median ${s.medianReplayPerSec} replayed events/s (target ${TARGET_REPLAY}: ${s.medianReplayPerSec >= TARGET_REPLAY ? 'met' : 'MISSED'}), ` +
+      `${s.runs[0]!.fsyncs} fsyncs; per CPU-second: ${s.medianAppendsPerCpuSec} appends, ${s.medianReplayPerCpuSec} replayed events`,
+  );
+}
+
+const out = join(dirname(fileURLToPath(import.meta.url)), '..', 'results', 'event-store.json');
+await mkdir(dirname(out), { recursive: true });
+await writeFile(
+  out,
+  `${JSON.stringify(
+    {
+      benchmark: 'event-store',
+      at: new Date().toISOString(),
+      node: process.version,
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      directory: baseDir,
+      loadAverage: { before: loadBefore, after: loadAfter },
+      settings: { writeBufferSize: '1 mb', flushInterval: '1 s', durability: 'fsync', yieldEvery: YIELD_EVERY },
+      targets: { appendsPerSec: TARGET_APPENDS, replayEventsPerSec: TARGET_REPLAY },
+      scenarios,
+    },
+    null,
+    2,
+  )}\n`,
+);
+console.log(`wrote ${out}`);
