@@ -91,3 +91,22 @@ describe('Configuration', () => {
     expect(c.toRecord()).toBeDefined();
   });
 });
+
+describe('test-only crash points', () => {
+  it('are refused unless test options are allowed', () => {
+    expect(() => Configuration.of({ 'debug.crash.after-deploy': '3' })).toThrow(
+      /'debug.crash.after-deploy' is a test-only option; set debug.allow-test-options=true to use it/,
+    );
+    const c = Configuration.of({ 'debug.allow-test-options': 'true', 'debug.crash.before-event': 'ExecutionVertexFinished:3' });
+    expect(c.getString('debug.crash.before-event')).toBe('ExecutionVertexFinished:3');
+  });
+
+  it('name an event type that exists', () => {
+    const allow = { 'debug.allow-test-options': 'true' };
+    expect(() => Configuration.of({ ...allow, 'debug.crash.after-event': 'ExecutionVertexDone:1' })).toThrow(
+      /debug.crash.after-event: unknown event type 'ExecutionVertexDone'; it can never trigger: use one of ExecutionJobVertexInitialized, ExecutionVertexFinished, ExecutionVertexReset/,
+    );
+    expect(() => Configuration.of({ ...allow, 'debug.crash.after-event': 'ExecutionVertexFinished' })).toThrow(/is not <EventType>:<N>/);
+    expect(() => Configuration.of({ ...allow, 'debug.crash.after-event': 'ExecutionVertexFinished:0' })).toThrow(/N must be at least 1/);
+  });
+});

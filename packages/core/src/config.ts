@@ -11,6 +11,21 @@ interface OptionSpec<K extends Kind = Kind> {
   readonly values?: readonly string[];
   /** Test-only options: accepted only when debug.allow-test-options is true. */
   readonly testOnly?: boolean;
+  /** Further validation of a string value: the problem, or undefined when it is fine. */
+  readonly check?: (value: string) => string | undefined;
+}
+
+const JOB_EVENT_TYPE_NAMES = ['ExecutionJobVertexInitialized', 'ExecutionVertexFinished', 'ExecutionVertexReset'];
+
+/** `<EventType>:<N>` with N >= 1: the Nth event of that type this JobMaster process writes. */
+function checkEventCrashPoint(value: string): string | undefined {
+  const m = /^([A-Za-z]+):(\d+)$/.exec(value.trim());
+  if (!m) return `'${value}' is not <EventType>:<N>, e.g. ExecutionVertexFinished:3`;
+  if (!JOB_EVENT_TYPE_NAMES.includes(m[1]!)) {
+    return `unknown event type '${m[1]}'; it can never trigger: use one of ${JOB_EVENT_TYPE_NAMES.join(', ')}`;
+  }
+  if (Number(m[2]) < 1) return `N must be at least 1 in '${value}'`;
+  return undefined;
 }
 
 /**
@@ -47,6 +62,10 @@ export const OPTIONS = {
   'taskmanager.network.block-size': { kind: 'memory', default: '32 kb', description: 'Size of the blocks a partition is written and streamed in.' },
   'taskmanager.network.combiner.max-keys': { kind: 'int', default: '100000', description: 'Keys a producer-side combiner holds before it spills to the partition.' },
   'debug.allow-test-options': { kind: 'boolean', default: 'false', description: 'Allow the debug.* crash points used by tests and the chaos harness.' },
+  'debug.crash.before-event': { kind: 'string', default: '', testOnly: true, check: checkEventCrashPoint, description: 'Test only: the JobMaster exits abruptly (like SIGKILL) just before it writes the Nth event of a type: <EventType>:<N>.' },
+  'debug.crash.after-event': { kind: 'string', default: '', testOnly: true, check: checkEventCrashPoint, description: 'Test only: the JobMaster exits abruptly just after the Nth event of a type is durable: <EventType>:<N>.' },
+  'debug.crash.after-deploy': { kind: 'int', default: '0', testOnly: true, description: 'Test only: the JobMaster exits abruptly just after it deploys its Nth task (0: never).' },
+  'debug.crash.during-reconciling': { kind: 'boolean', default: 'false', testOnly: true, description: 'Test only: the JobMaster exits abruptly in RECONCILING, after replay and before reconciliation.' },
 } as const satisfies Record<string, OptionSpec>;
 
 export type ConfigKey = keyof typeof OPTIONS;
@@ -114,8 +133,11 @@ function validate(key: string, value: string, allowTestOptions: boolean): void {
         throw new ConfigError(`${key}: '${value}' is not one of ${spec.values?.join(', ')}`);
       }
       return;
-    case 'string':
+    case 'string': {
+      const problem = value.trim() === '' ? undefined : spec.check?.(value);
+      if (problem) throw new ConfigError(`${key}: ${problem}`);
       return;
+    }
   }
 }
 

@@ -80,6 +80,12 @@ export class JobEventManager {
     this.store.writeEvent(event, cutBlock);
   }
 
+  /** Writes and syncs what is buffered now, without waiting for the flush interval. */
+  async flush(): Promise<void> {
+    const store = this.store as Partial<{ flushNow(): Promise<void> }>;
+    await store.flushNow?.();
+  }
+
   async hasJobEvents(): Promise<boolean> {
     return !(await this.store.isEmpty());
   }

@@ -1,6 +1,7 @@
 import { errorMessage } from '@rebound/core';
 import type { Clock, Logger, OperatorCoordinatorSnapshot } from '@rebound/core';
-import type { JobEventManager } from '@rebound/event-store';
+import type { JobEvent, JobEventManager } from '@rebound/event-store';
+import type { CrashPoints } from './crash-points.js';
 import type { ExecutionGraphListener, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
 import type { SourceCoordinator } from './source-coordinator.js';
 
@@ -22,6 +23,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
     private readonly snapshotMinPauseMs: number,
     private readonly clock: Clock,
     private readonly logger: Logger,
+    private readonly crashPoints?: CrashPoints,
   ) {}
 
   /** False once the store stopped for good (write failure or fenced); the job keeps running. */
@@ -29,10 +31,12 @@ export class JobEventRecorder implements ExecutionGraphListener {
   /** Set while replayed state is applied: those changes are already in the log. */
   muted = false;
 
-  private write(fn: () => void): void {
+  private write(type: JobEvent['type'], fn: () => void): void {
     if (this.muted || !this.enabled || !this.events.isRunning()) return;
     try {
+      this.crashPoints?.beforeEvent(type);
       fn();
+      this.crashPoints?.afterEvent(type, () => this.events.flush());
     } catch (err) {
       this.enabled = false;
       this.logger.error({ err: errorMessage(err) }, 'recording job events failed; this job can no longer be recovered after a JobMaster failure');
@@ -40,7 +44,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
   }
 
   onVertexInitialized(ejv: ExecutionJobVertex): void {
-    this.write(() =>
+    this.write('ExecutionJobVertexInitialized', () =>
       this.events.writeEvent({
         type: 'ExecutionJobVertexInitialized',
         event: {
@@ -73,7 +77,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
         }
       }
     }
-    this.write(() =>
+    this.write('ExecutionVertexFinished', () =>
       this.events.writeEvent(
         {
           type: 'ExecutionVertexFinished',
@@ -98,7 +102,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
   }
 
   onExecutionsReset(evs: readonly ExecutionVertex[]): void {
-    this.write(() =>
+    this.write('ExecutionVertexReset', () =>
       this.events.writeEvent({
         type: 'ExecutionVertexReset',
         event: { vertices: evs.map((ev) => ({ vertex_id: ev.jobVertex.id, subtask: ev.subtask })) },
