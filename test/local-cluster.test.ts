@@ -55,7 +55,8 @@ describe('LocalCluster', () => {
   it('finishes a job whose leader is SIGKILLed mid-job, and watch follows the new leader', async () => {
     const files = await generateTextFiles(join(data, 'in2'), { files: 4, linesPerFile: 400, seed: 2 });
     const out = join(data, 'out2');
-    const { jobId } = await cluster.submit('examples/wordcount.ts', ['--input', join(data, 'in2'), '--output', out, '--record-delay-ms', '20']);
+    // About 16 s of source work per subtask: slow enough that the kill lands mid-job on a loaded machine.
+    const { jobId } = await cluster.submit('examples/wordcount.ts', ['--input', join(data, 'in2'), '--output', out, '--record-delay-ms', '40']);
     const watching = cluster.rebound(['watch', jobId, '--poll-interval', '100 ms']);
     await cluster.waitFor(async () => (await cluster.status(jobId)).state === 'RUNNING', 30_000, 'the job to run');
     const killed = await cluster.killLeader();

@@ -92,9 +92,10 @@ afterEach(async () => {
 });
 
 describe('leader election across processes', () => {
-  it('fails over on SIGKILL and SIGSTOP; a resumed old leader notices it lost and leader.json keeps the newer epoch', async () => {
+  it('fails over on SIGKILL and SIGSTOP; a resumed old leader notices it lost and leader.json keeps the newer epoch', { timeout: 120_000 }, async () => {
     procs = ['jm-1', 'jm-2', 'jm-3'].map((id) => new Contender(id, haDir));
-    await Promise.all(procs.map((c) => c.line(/^STARTED$/, 0, 10_000)));
+    // Generous: three tsx start-ups on a loaded 2-core machine.
+    await Promise.all(procs.map((c) => c.line(/^STARTED$/, 0, 60_000)));
     const first = await firstGrant(procs, [0, 0, 0], 5_000);
     expect(procs.flatMap((c) => c.grants())).toEqual([first.epoch]);
 
