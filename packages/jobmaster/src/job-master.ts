@@ -25,6 +25,7 @@ import {
   type JobState,
 } from './execution-graph.js';
 import { decideParallelismAndInputs, type SubpartitionRange } from './parallelism-decider.js';
+import type { CrashPoints } from './crash-points.js';
 import { JobEventRecorder } from './job-event-recorder.js';
 import { ReplayedJobState } from './job-event-replay.js';
 import { PartitionReconciliation } from './partition-reconciliation.js';
@@ -49,6 +50,8 @@ export interface JobMasterContext {
   onSlotsFreed(): void;
   /** The job's event log, when batch job recovery is enabled for it. */
   readonly events?: JobEventManager;
+  /** Test-only crash points of this process (undefined unless debug.crash.* is set). */
+  readonly crashPoints?: CrashPoints;
   /** When this leader was elected (for the recovery report). */
   readonly electedAtMs: number;
   /** Recovery reports of earlier failovers, kept with the job. */
@@ -105,6 +108,7 @@ export class JobMaster {
         this.jobConfig.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
         ctx.clock,
         this.logger,
+        ctx.crashPoints,
       );
       this.graph.addListener(this.recorder);
     }
@@ -186,6 +190,7 @@ export class JobMaster {
     } catch (err) {
       return this.fallBackToScratch(events, report, `applying the replayed events failed: ${errorMessage(err)}`);
     }
+    this.ctx.crashPoints?.duringReconciling();
     const reconcileStart = this.ctx.clock.now();
     await this.reconcilePartitions(report);
     report.reconnect_wait_ms = this.ctx.clock.now() - reconcileStart;
@@ -370,7 +375,15 @@ export class JobMaster {
     this.ctx.registry
       .call(tm, (c) => c.GetAndRetainPartitionsWithMetrics, { epoch: this.ctx.epoch, job_id: this.jobId })
       .then(
-        (res) => rec.add(tm, res.partitions),
+        (res) => {
+          if (this.reconciliation === rec) {
+            rec.add(tm, res.partitions);
+          } else if (res.partitions.length > 0) {
+            // The answer came after the window closed: nothing will use these partitions.
+            this.logger.info({ taskManagerId: tm.id, partitions: res.partitions.length }, 'retained partitions reported too late; releasing them');
+            this.releaseJobOn(tm);
+          }
+        },
         (err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'asking for retained partitions failed'),
       );
   }
@@ -522,6 +535,7 @@ export class JobMaster {
     const tdd = this.deploymentDescriptor(ev);
     this.ctx.registry.call(tm, (c) => c.DeployTask, tdd).then(
       () => {
+        this.ctx.crashPoints?.afterDeploy();
         if (ev.state === 'DEPLOYING' && ev.location?.task_manager_id === tm.id) this.graph.transition(ev, 'RUNNING');
       },
       (err: unknown) => {
@@ -679,11 +693,12 @@ export class JobMaster {
     for (const ev of evs) {
       if (ev.state === 'RUNNING' || ev.state === 'DEPLOYING') this.cancelAttempt(ev);
     }
-    this.restarts++;
-    if (this.restarts > this.maxRestarts) {
+    // Counts restarts that happened: a job that exhausted N attempts shows N, not N + 1.
+    if (this.restarts >= this.maxRestarts) {
       void this.failJob(`restart strategy exhausted after ${this.maxRestarts} restarts; last failure: ${reason}`);
       return;
     }
+    this.restarts++;
     const notBefore = this.ctx.clock.now() + this.restartDelayMs;
     for (const ev of evs) {
       this.coordinators.get(ev.jobVertex.id)?.subtaskReset(ev.subtask, ev.attempt + 1);
@@ -843,6 +858,8 @@ export class JobMaster {
     let state: string;
     if (!ejv.isInitialized) state = 'CREATED';
     else if (ejv.isFinished()) state = 'FINISHED';
+    // A failed or canceled job runs nothing any more, whatever its finished subtasks say.
+    else if (this.state === 'FAILED' || this.state === 'CANCELED') state = c.FAILED > 0 ? 'FAILED' : 'CANCELED';
     else if (c.RUNNING + c.DEPLOYING > 0 || c.FINISHED > 0) state = 'RUNNING';
     else state = 'SCHEDULED';
     let bytesIn = 0;
