@@ -7,6 +7,7 @@ import type {
   JobGraph__Output,
   JobStatus,
   Logger,
+  PartitionWithMetrics__Output,
   RecoveryReport,
   ResultPartitionId,
   SplitRequest__Output,
@@ -376,13 +377,9 @@ export class JobMaster {
       .call(tm, (c) => c.GetAndRetainPartitionsWithMetrics, { epoch: this.ctx.epoch, job_id: this.jobId })
       .then(
         (res) => {
-          if (this.reconciliation === rec) {
-            rec.add(tm, res.partitions);
-          } else if (res.partitions.length > 0) {
-            // The answer came after the window closed: nothing will use these partitions.
-            this.logger.info({ taskManagerId: tm.id, partitions: res.partitions.length }, 'retained partitions reported too late; releasing them');
-            this.releaseJobOn(tm);
-          }
+          if (this.reconciliation === rec) rec.add(tm, res.partitions);
+          // The answer came after the window closed: nothing will use these partitions.
+          else this.releaseUntracked(tm, res.partitions);
         },
         (err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'asking for retained partitions failed'),
       );
@@ -394,8 +391,31 @@ export class JobMaster {
       this.askForPartitions(tm);
     } else if (this.reconciled && retainedJobs.includes(this.jobId)) {
       // Too late for reconciliation: whatever it kept of this job is of no use now.
-      this.releaseJobOn(tm);
+      this.ctx.registry
+        .call(tm, (c) => c.GetAndRetainPartitionsWithMetrics, { epoch: this.ctx.epoch, job_id: this.jobId })
+        .then(
+          (res) => this.releaseUntracked(tm, res.partitions),
+          (err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'asking for retained partitions failed'),
+        );
     }
+  }
+
+  /**
+   * Releases the given partitions of `tm` that no finished execution of the graph tracks there.
+   * Never a blanket release of the job: tasks of this leader may already run on that TaskManager.
+   */
+  private releaseUntracked(tm: RegisteredTaskManager, partitions: readonly PartitionWithMetrics__Output[]): void {
+    const ids = partitions
+      .map((p) => p.partition_id!)
+      .filter((id) => {
+        const ev = this.graph.executionVertex(id.vertex_id, id.subtask);
+        return !(ev && ev.state === 'FINISHED' && ev.attempt === id.attempt && ev.location?.task_manager_id === tm.id);
+      });
+    if (ids.length === 0) return;
+    this.logger.info({ taskManagerId: tm.id, partitions: ids.length }, 'releasing retained partitions reported after reconciliation');
+    this.ctx.registry
+      .call(tm, (c) => c.ReleasePartitions, { epoch: this.ctx.epoch, partitions: ids })
+      .catch((err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'releasing partitions failed'));
   }
 
   private releaseJobOn(tm: RegisteredTaskManager): void {

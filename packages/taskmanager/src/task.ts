@@ -81,12 +81,11 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
   let sink: SinkWriter | undefined;
   let output: OutputEmitter | undefined;
   let end: Emit;
-  const partitionWriter = tdd.output
-    ? await env.store.createWriter(
-        { job_id: exec.job_id, vertex_id: exec.vertex_id, subtask: exec.subtask, attempt: exec.attempt },
-        tdd.output.num_subpartitions,
-      )
-    : undefined;
+  const partitionId = { job_id: exec.job_id, vertex_id: exec.vertex_id, subtask: exec.subtask, attempt: exec.attempt };
+  // A partition with this id left by an earlier leader's run (a restart from scratch numbers
+  // attempts from 0 again) is stale: the leader deploying this attempt does not track it.
+  if (tdd.output) await env.store.release([partitionId]);
+  const partitionWriter = tdd.output ? await env.store.createWriter(partitionId, tdd.output.num_subpartitions) : undefined;
   try {
     if (tdd.sink) {
       const op = lookup(operators, tdd.sink.operator_id, 'sink');
