@@ -280,8 +280,20 @@ export class LeaderElectionService {
     );
   }
 
+  /**
+   * When this contender's leadership began by taking over an expired lease: the last time the
+   * previous leader renewed it, i.e. when it was last heard of. Undefined when the lock was free
+   * (first leader, or the previous one stepped down cleanly).
+   */
+  previousLeaderLastHeardMs(): number | undefined {
+    return this.expiredLeaseRenewedAtMs;
+  }
+
+  private expiredLeaseRenewedAtMs: number | undefined;
+
   /** Takes the lease directory; returns the clock time its lease starts at, undefined if held by another. */
   private async tryLock(): Promise<number | undefined> {
+    this.expiredLeaseRenewedAtMs = undefined;
     try {
       await mkdir(this.lockDir);
     } catch (err) {
@@ -303,6 +315,7 @@ export class LeaderElectionService {
       }
       this.logger.info({ holder: owner, ageMs: Math.round(ageMs) }, `the leader lease of ${describeOwner(owner)} expired; taking it over`);
       await this.moveAsideStaleLock(seen.ino, seen.mtimeMs);
+      this.expiredLeaseRenewedAtMs = seen.mtimeMs;
       try {
         await mkdir(this.lockDir);
       } catch (err2) {

@@ -55,6 +55,8 @@ export interface JobMasterContext {
   readonly crashPoints?: CrashPoints;
   /** When this leader was elected (for the recovery report). */
   readonly electedAtMs: number;
+  /** When the previous leader was last heard of, when this leadership took over its expired lease. */
+  readonly previousLeaderLastHeardMs?: number;
   /** Recovery reports of earlier failovers, kept with the job. */
   readonly recoveries: RecoveryReport[];
   saveRecoveries(jobId: string, reports: readonly RecoveryReport[]): Promise<void>;
@@ -92,6 +94,8 @@ export class JobMaster {
   private reconciliation: PartitionReconciliation | undefined;
   /** Reconciliation is over: TaskManagers that show up with retained partitions lose them. */
   private reconciled = false;
+  /** Every task finished and the sinks are being committed: the job can no longer fail or be canceled. */
+  private committing = false;
 
   constructor(
     readonly jobGraph: JobGraph__Output,
@@ -177,7 +181,8 @@ export class JobMaster {
     report.replay_ms = result.durationMs;
     report.events_replayed = result.events;
     report.torn_tail_bytes_discarded = result.report.discardedBytes;
-    report.old_leader_last_heard_ms = replayed.lastEventAtMs;
+    // The lease renewal is the better witness; the newest event is a lower bound when the lock was free.
+    report.old_leader_last_heard_ms = Math.max(this.ctx.previousLeaderLastHeardMs ?? 0, replayed.lastEventAtMs);
     if (!result.ok) {
       const f = result.failure;
       const why = f.kind === 'handler' ? errorMessage(f.error) : f.error.message;
@@ -755,12 +760,15 @@ export class JobMaster {
   }
 
   private async finishJob(): Promise<void> {
-    if (this.state !== 'RUNNING') return;
-    this.state = 'FINISHED';
+    if (this.state !== 'RUNNING' || this.committing) return;
+    // FINISHED is reported only once the output is committed: a client that sees FINISHED
+    // (e.g. `rebound submit` without --detached) must find the output in place.
+    this.committing = true;
     try {
       const manifest = this.commitManifest();
       await this.ctx.saveCommitManifest(this.jobId, manifest);
       await applyCommit(manifest);
+      this.state = 'FINISHED';
     } catch (err) {
       this.state = 'FAILED';
       this.failure = `committing the sinks failed: ${errorMessage(err)}`;
@@ -788,7 +796,8 @@ export class JobMaster {
   }
 
   async failJob(reason: string): Promise<void> {
-    if (this.isTerminal()) return;
+    // A commit in progress decides the outcome itself.
+    if (this.isTerminal() || this.committing) return;
     this.logger.error({ reason }, 'job failed');
     this.failure = reason;
     this.state = 'FAILED';
@@ -798,7 +807,7 @@ export class JobMaster {
   }
 
   async cancel(): Promise<void> {
-    if (this.isTerminal()) return;
+    if (this.isTerminal() || this.committing) return;
     this.state = 'CANCELLING';
     await this.cancelRunningTasks();
     this.state = 'CANCELED';

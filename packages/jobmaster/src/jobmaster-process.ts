@@ -87,7 +87,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
     grantLeadership: (epoch) => {
       transitions = transitions.then(async () => {
         logger.info({ epoch, address }, 'granted leadership');
-        const services = new LeaderServices(epoch, id, address, haDir, config, opts.logger.child({ epoch }), clock);
+        const services = new LeaderServices(epoch, id, address, haDir, config, opts.logger.child({ epoch }), clock, election.previousLeaderLastHeardMs());
         leader = services;
         try {
           await services.start();

@@ -15,6 +15,7 @@ import type {
 import { buildJob, loadJobModule } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager } from '@rebound/event-store';
 import { JobGraphStore, readCurrentEpoch } from '@rebound/ha';
+import { CrashPoints } from './crash-points.js';
 import { JobMaster } from './job-master.js';
 import { applyCommit, type CommitManifest } from './sink-committer.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
@@ -33,6 +34,7 @@ export class LeaderServices {
   private readonly store: JobGraphStore;
   private closed = false;
   private readonly electedAtMs: number;
+  private readonly crashPoints: CrashPoints | undefined;
 
   constructor(
     readonly epoch: number,
@@ -42,9 +44,12 @@ export class LeaderServices {
     private readonly config: Configuration,
     private readonly logger: Logger,
     private readonly clock: Clock,
+    /** When the previous leader last renewed its lease (if this leadership took over an expired one). */
+    private readonly previousLeaderLastHeardMs?: number,
   ) {
     this.store = new JobGraphStore(haDir);
     this.electedAtMs = clock.now();
+    this.crashPoints = CrashPoints.from(config, logger);
     this.registry = new TaskManagerRegistry(
       epoch,
       jobmasterId,
@@ -140,7 +145,9 @@ export class LeaderServices {
       logger: this.logger,
       clock: this.clock,
       events,
+      crashPoints: this.crashPoints,
       electedAtMs: this.electedAtMs,
+      previousLeaderLastHeardMs: this.previousLeaderLastHeardMs,
       recoveries,
       saveRecoveries: (jobId, reports) => this.store.putJobAttachment(jobId, RECOVERIES, JSON.stringify(reports)),
       saveCommitManifest: (jobId, manifest) => this.store.putJobAttachment(jobId, COMMIT_MANIFEST, JSON.stringify(manifest)),
@@ -217,6 +224,13 @@ export class LeaderServices {
         for (const ev of live.graph.allExecutionVertices()) {
           total++;
           if (ev.state === 'FINISHED') finished++;
+        }
+      } else if (s.status) {
+        // A terminal job's tasks are in its final status (a job listed 0/0 looked like it never ran).
+        const final = await this.store.getJobAttachment(s.jobId, FINAL_STATUS).catch(() => undefined);
+        for (const v of final ? decodeMessage<JobStatus__Output>('JobStatus', final).vertices : []) {
+          total += v.parallelism;
+          finished += v.tasks?.finished ?? 0;
         }
       }
       out.push({
