@@ -183,6 +183,12 @@ export class KeyedDataSet<T, K> {
     return this.reduceNamed(
       (a, b) => withField(a, f, numberField(a, f, 'sum') + numberField(b, f, 'sum')),
       `Sum(${String(f)})`,
+      {
+        init: (r) => withField(r, f, numberField(r, f, 'sum')),
+        add: (acc, r) => {
+          (acc as { [k: string]: number })[f as string] = numberField(acc, f, 'sum') + numberField(r, f, 'sum');
+        },
+      },
     );
   }
 
@@ -204,7 +210,12 @@ export class KeyedDataSet<T, K> {
     const ones = this.input.map((r): [K, number] => [ks(r), 1]).name('Count: key');
     return ones
       .keyBy((t) => t[0])
-      .reduceNamed((a, b) => [a[0], a[1] + b[1]], 'Count');
+      .reduceNamed((a, b) => [a[0], a[1] + b[1]], 'Count', {
+        init: (r) => [r[0], r[1]],
+        add: (acc, r) => {
+          acc[1] += r[1];
+        },
+      });
   }
 
   /** Not for users: creates the keyBy operator (consuming the input) and returns its id. */
@@ -215,10 +226,16 @@ export class KeyedDataSet<T, K> {
     );
   }
 
-  private reduceNamed(fn: (a: T, b: T) => T, name: string): DataSet<T> {
+  private reduceNamed(fn: (a: T, b: T) => T, name: string, inPlace?: { init(r: T): T; add(acc: T, r: T): void }): DataSet<T> {
     const keyBy = this.keyByTransformation();
     const t = this.env.addTransformation(
-      { kind: 'reduce', name, input: keyBy.id, fn: fn as (a: AnyRecord, b: AnyRecord) => AnyRecord },
+      {
+        kind: 'reduce',
+        name,
+        input: keyBy.id,
+        fn: fn as (a: AnyRecord, b: AnyRecord) => AnyRecord,
+        ...(inPlace ? { inPlace: inPlace as { init(r: AnyRecord): AnyRecord; add(acc: AnyRecord, r: AnyRecord): void } } : {}),
+      },
       keyBy,
     );
     return new DataSet<T>(this.env, t);

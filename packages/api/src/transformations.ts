@@ -47,6 +47,11 @@ export interface ReduceTransformation extends Base {
   /** The keyBy transformation. */
   readonly input: string;
   readonly fn: (a: Record, b: Record) => Record;
+  /**
+   * The same reduce in place, for the built-in aggregations: `init` copies a key's first record
+   * into an accumulator the runtime owns, `add` folds a record into it. Saves a copy per record.
+   */
+  readonly inPlace?: { init(record: Record): Record; add(acc: Record, record: Record): void };
 }
 /** Hash join: the right input is built into memory, the left input probes it. */
 export interface JoinTransformation extends Base {

@@ -12,6 +12,11 @@ import type {
 import { LeaderRetrievalService, type LeaderInfo } from '@rebound/ha';
 
 export interface JobLeaderListener {
+  /**
+   * leader.json names a leader of `epoch`, and this TaskManager is about to register with it.
+   * Epochs are allocated once, in increasing order: every older leader is deposed from now on.
+   */
+  onLeaderElected(epoch: number): void;
   /** Registered with the leader of `epoch`. */
   onJobMasterConnected(epoch: number): void;
   /** The JobMaster we were registered with is gone (heartbeat timeout or a new leader). */
@@ -107,6 +112,7 @@ export class JobLeaderService {
       this.dropConnection('the leader moved');
     }
     if (!this.conn) {
+      this.listener.onLeaderElected(leader.epoch);
       const Ctor = loadProto().JobMasterGateway;
       this.conn = {
         leader,

@@ -1,5 +1,5 @@
 import { ErrorCode, ReboundError } from '@rebound/core';
-import { groupingKey, type KeySelector, type Transformation } from '@rebound/api';
+import { groupingKey, type KeySelector, type ReduceTransformation, type Transformation } from '@rebound/api';
 
 export type Emit = (record: unknown) => void;
 
@@ -63,15 +63,26 @@ export function composeChain(operators: ReadonlyMap<string, Transformation>, ids
 /** Per-key reduce state: the combiner on the producer side and the reduce head on the consumer side. */
 export class KeyedReducer {
   private readonly acc = new Map<unknown, unknown>();
+  private readonly fn: ReduceTransformation['fn'];
+  private readonly inPlace: ReduceTransformation['inPlace'];
 
   constructor(
     private readonly key: KeySelector,
-    private readonly fn: (a: unknown, b: unknown) => unknown,
-  ) {}
+    reduce: Pick<ReduceTransformation, 'fn' | 'inPlace'>,
+  ) {
+    this.fn = reduce.fn;
+    this.inPlace = reduce.inPlace;
+  }
 
   add(record: unknown): void {
     const k = groupingKey(this.key(record));
     const prev = this.acc.get(k);
+    if (this.inPlace) {
+      // Accumulators stay private to this map until drain() hands them out and forgets them.
+      if (prev === undefined) this.acc.set(k, this.inPlace.init(record));
+      else this.inPlace.add(prev, record);
+      return;
+    }
     this.acc.set(k, prev === undefined && !this.acc.has(k) ? record : this.fn(prev, record));
   }
 

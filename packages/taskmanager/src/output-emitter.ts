@@ -29,7 +29,7 @@ export class OutputEmitter {
           writer.emit(subpartitionOf(key(r), n), r);
         };
         if (desc.combiner_id) {
-          this.combiner = new KeyedReducer(key, lookup(operators, desc.combiner_id, 'reduce').fn);
+          this.combiner = new KeyedReducer(key, lookup(operators, desc.combiner_id, 'reduce'));
         }
         break;
       }

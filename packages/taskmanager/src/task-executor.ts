@@ -55,15 +55,34 @@ export class TaskExecutor {
     return { jobId: e.job_id, vertexId: e.vertex_id, vertexName: tdd.vertex_name, subtask: e.subtask, attempt: e.attempt, epoch: tdd.epoch };
   }
 
+  /**
+   * Fences a JobMaster call: calls from an epoch older than the newest leader this TaskManager
+   * knows are rejected with STALE_EPOCH, and logged, since they come from a deposed leader.
+   */
+  private checkEpoch(method: string, epoch: number): void {
+    if (!this.fence.accepts(epoch)) {
+      this.logger.warn({ event: 'fence.reject', method, epoch, highestEpoch: this.fence.highest() }, 'rejected a call of a deposed JobMaster');
+    }
+    this.fence.observe(epoch);
+  }
+
+  /**
+   * A leader of `epoch` was elected: from now on calls of older leaders are refused, also on a
+   * TaskManager the new leader has not called yet (the fence otherwise learns epochs from calls).
+   */
+  onLeaderElected(epoch: number): void {
+    if (this.fence.accepts(epoch)) this.fence.observe(epoch);
+  }
+
   handlers(): TaskExecutorGatewayHandlers {
     return {
       DeployTask: handleUnary((tdd) => {
-        this.fence.observe(tdd.epoch);
+        this.checkEpoch('DeployTask', tdd.epoch);
         this.deploy(tdd);
         return { accepted: true };
       }),
       CancelTask: handleUnary((req) => {
-        this.fence.observe(req.epoch);
+        this.checkEpoch('CancelTask', req.epoch);
         const t = req.execution ? this.tasks.get(attemptKeyOf(req.execution)) : undefined;
         if (!t) return { found: false };
         t.canceledByJobMaster = true;
@@ -71,16 +90,16 @@ export class TaskExecutor {
         return { found: true };
       }),
       ReleasePartitions: handleUnary(async (req) => {
-        this.fence.observe(req.epoch);
+        this.checkEpoch('ReleasePartitions', req.epoch);
         return { released: await this.store.release(req.partitions) };
       }),
       GetAndRetainPartitionsWithMetrics: handleUnary((req) => {
-        this.fence.observe(req.epoch);
+        this.checkEpoch('GetAndRetainPartitionsWithMetrics', req.epoch);
         this.stopRetentionTimer(req.job_id);
         return { partitions: this.store.listFinished(req.job_id) };
       }),
       DisconnectJob: handleUnary(async (req) => {
-        this.fence.observe(req.epoch);
+        this.checkEpoch('DisconnectJob', req.epoch);
         this.stopRetentionTimer(req.job_id);
         for (const t of this.tasks.values()) {
           if (t.tdd.execution?.job_id === req.job_id) t.controller.abort('job disconnected');

@@ -132,7 +132,7 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
       }
       case 'reduce': {
         const keyBy = lookup(operators, head.input, 'keyBy');
-        const reducer = new KeyedReducer(keyBy.keySelector, head.fn);
+        const reducer = new KeyedReducer(keyBy.keySelector, head);
         for await (const batch of readInput(env, tdd.inputs[0]!)) {
           for (const r of batch) reducer.add(r);
           recordsIn += batch.length;

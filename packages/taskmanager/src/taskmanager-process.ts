@@ -56,6 +56,7 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
       retainedJobs: () => executor.retainedJobs(),
     },
     {
+      onLeaderElected: (epoch) => executor.onLeaderElected(epoch),
       onJobMasterConnected: () => undefined,
       onJobMasterLost: (epoch, reason) => executor.onJobMasterLost(epoch, reason),
     },
