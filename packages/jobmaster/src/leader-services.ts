@@ -131,6 +131,10 @@ export class LeaderServices {
             config: jobConfig,
             clock: this.clock,
             logger: logger.child({ component: 'JobEventStore' }),
+            // The job keeps running; it just can no longer be recovered. Say so where users look.
+            onDisabled: (state, err) => {
+              job.notes.push(`job events are no longer recorded (${state}: ${err.message}); a JobMaster failover will restart this job from scratch`);
+            },
           }),
           this.clock,
         )
