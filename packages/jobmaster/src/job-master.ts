@@ -558,6 +558,8 @@ export class JobMaster {
     ev.location = { task_manager_id: tm.id, address: tm.address };
     ev.deployedEpoch = this.ctx.epoch;
     const tdd = this.deploymentDescriptor(ev);
+    // The answer may come after this attempt was canceled or replaced: act on this attempt only.
+    const id = this.attemptIdOf(ev);
     this.ctx.registry.call(tm, (c) => c.DeployTask, tdd).then(
       () => {
         this.ctx.crashPoints?.afterDeploy();
@@ -566,15 +568,17 @@ export class JobMaster {
       (err: unknown) => {
         const re = err as ReboundError;
         this.logger.warn({ vertexId: ejv.id, subtask: ev.subtask, attempt: ev.attempt, taskManagerId: tm.id, err: errorMessage(err) }, 'deployment failed');
-        if (re.code === ErrorCode.SLOT_UNAVAILABLE && ev.state === 'DEPLOYING') {
-          // Our slot accounting ran ahead of the TaskManager's; not a failure of the task.
+        if (re.code === ErrorCode.SLOT_UNAVAILABLE && ev.state === 'DEPLOYING' && ev.attempt === id.attempt && ev.location?.task_manager_id === tm.id) {
+          // Our slot accounting ran ahead of the TaskManager's; not a failure of the task. The
+          // slot we took was never used: give it back, or the TaskManager looks full for good.
+          this.ctx.registry.freeSlot(tm.id);
           this.graph.transition(ev, 'CREATED');
           ev.location = undefined;
           this.restartDelays.set(ev.key, { notBeforeMs: this.ctx.clock.now() + this.restartDelayMs });
           this.schedule();
           return;
         }
-        this.failExecution(this.attemptIdOf(ev), `deployment to ${tm.id} failed: ${errorMessage(err)}`);
+        this.failExecution(id, `deployment to ${tm.id} failed: ${errorMessage(err)}`);
       },
     );
   }

@@ -39,6 +39,12 @@ export class SourceCoordinator implements OperatorCoordinator {
   private readonly outstanding = new Set<string>();
   /** Ids consumed by finished subtasks that a restored enumerator may still hold. */
   private readonly consumed = new Set<string>();
+  /**
+   * Ids consumed when the coordinator was restored: the restored enumerator may still hold a copy.
+   * If the consuming subtask is reset, the split also comes back through addSplitsBack, so the
+   * enumerator may offer it twice; the copy offered while the other one is assigned is stale.
+   */
+  private readonly staleCopies = new Set<string>();
   private droppedConsumedSplit = false;
 
   constructor(
@@ -63,7 +69,9 @@ export class SourceCoordinator implements OperatorCoordinator {
       parallelism: this.parallelism,
       assignSplit: (split, subtask) => {
         const st = this.subtaskState(subtask);
-        if (this.consumed.has(split.id)) {
+        if (this.consumed.has(split.id) || (this.staleCopies.has(split.id) && this.outstanding.has(split.id))) {
+          // One copy of a split is gone from the enumerator; at most one was stale.
+          this.staleCopies.delete(split.id);
           this.droppedConsumedSplit = true;
           return false;
         }
@@ -246,11 +254,13 @@ export class SourceCoordinator implements OperatorCoordinator {
     await this.close();
     this.outstanding.clear();
     this.consumed.clear();
+    this.staleCopies.clear();
     const parsed = snapshot ? (JSON.parse(Buffer.from(snapshot).toString('utf8')) as SourceCoordinatorSnapshot) : undefined;
     await this.open(parsed ? parsed.enumerator : undefined);
     for (const splits of finishedOwned.values()) {
       for (const s of splits) {
         this.consumed.add(s.id);
+        this.staleCopies.add(s.id);
       }
     }
     this.subtasks.forEach((st, i) => {

@@ -83,7 +83,7 @@ export class TaskExecutor {
       }),
       CancelTask: handleUnary((req) => {
         this.checkEpoch('CancelTask', req.epoch);
-        const t = req.execution ? this.tasks.get(attemptKeyOf(req.execution)) : undefined;
+        const t = req.execution ? this.tasks.get(attemptKeyOf(req.execution, req.epoch)) : undefined;
         if (!t) return { found: false };
         t.canceledByJobMaster = true;
         t.controller.abort('canceled by the JobMaster');
@@ -123,7 +123,7 @@ export class TaskExecutor {
     if (this.tasks.size >= this.slots) {
       throw new ReboundError(ErrorCode.SLOT_UNAVAILABLE, `all ${this.slots} slots of ${this.id} are busy`);
     }
-    const key = attemptKeyOf(exec);
+    const key = attemptKeyOf(exec, tdd.epoch);
     if (this.tasks.has(key)) return;
     const jobConfig = Configuration.of(tdd.config);
     this.recoveryEnabled.set(exec.job_id, jobConfig.getBoolean('execution.batch.job-recovery.enabled'));
@@ -229,6 +229,11 @@ export class TaskExecutor {
   }
 }
 
-function attemptKeyOf(e: { job_id: string; vertex_id: string; subtask: number; attempt: number }): string {
-  return `${e.job_id}/${attemptKey(e)}`;
+/**
+ * A task is one attempt deployed by one leader. A leader that restarts a job from scratch numbers
+ * attempts from 0 again, so without the epoch its deployment would be taken for a (still aborting)
+ * task of the deposed leader and silently dropped.
+ */
+function attemptKeyOf(e: { job_id: string; vertex_id: string; subtask: number; attempt: number }, epoch: number): string {
+  return `${epoch}/${e.job_id}/${attemptKey(e)}`;
 }

@@ -35,8 +35,51 @@ export class InputPartitionNotFoundError extends PartitionNotFoundError {
   }
 }
 
+/**
+ * User functions run on the TaskManager's only thread. Batches that are already buffered (a
+ * remote stream hands over many chunks at once; a generator source yields without I/O) flow
+ * through promise resolution alone, which never lets timers or I/O run: a long enough run of
+ * CPU-heavy user code starves the heartbeats, and the JobMaster declares the TaskManager lost
+ * and reruns its tasks. So a task gives the event loop a turn whenever it has worked this long
+ * without one (well below any heartbeat interval; a turn costs microseconds).
+ */
+const MAX_BUSY_MS = 50;
+
+class EventLoopTurns {
+  private last = performance.now();
+
+  async maybeYield(): Promise<void> {
+    if (performance.now() - this.last < MAX_BUSY_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    this.last = performance.now();
+  }
+}
+
 function checkCanceled(signal: AbortSignal): void {
   if (signal.aborted) throw new ReboundError(ErrorCode.TASK_CANCELED, String(signal.reason ?? 'task canceled'));
+}
+
+/**
+ * Settles like `call`, but rejects at once when the task is canceled. A split request to a
+ * JobMaster that hangs (paused, partitioned away) otherwise keeps a canceled task, its slot and
+ * its half-written partition alive until rpc.timeout, while the new leader already redeploys it.
+ */
+function unlessCanceled<T>(call: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new ReboundError(ErrorCode.TASK_CANCELED, String(signal.reason ?? 'task canceled')));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    call.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 /** Streams one input gate: every producer partition's subpartition range, in order. */
@@ -99,10 +142,12 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
       throw new ReboundError(ErrorCode.JOB_INVALID, `vertex ${exec.vertex_id} has neither a sink nor an output`);
     }
     const chain = composeChain(operators, tdd.operator_ids.slice(1), end);
+    const turns = new EventLoopTurns();
     const afterBatch = async (): Promise<void> => {
       checkCanceled(signal);
       if (output) await output.afterBatch();
       if (sink) await sink.afterBatch();
+      await turns.maybeYield();
     };
     let recordsIn = 0;
 
@@ -112,7 +157,7 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
         try {
           for (;;) {
             checkCanceled(signal);
-            const res = await env.requestSplit(head.id);
+            const res = await unlessCanceled(env.requestSplit(head.id), signal);
             if (res.no_more_splits) break;
             if (!res.split_json) {
               await sleep(Math.max(10, res.retry_after_ms), signal);
@@ -137,6 +182,7 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
           for (const r of batch) reducer.add(r);
           recordsIn += batch.length;
           checkCanceled(signal);
+          await turns.maybeYield();
         }
         reducer.drain(chain);
         await afterBatch();
@@ -155,6 +201,7 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
           }
           recordsIn += batch.length;
           checkCanceled(signal);
+          await turns.maybeYield();
         }
         const fn = head.fn;
         for await (const batch of readInput(env, tdd.inputs[0]!)) {

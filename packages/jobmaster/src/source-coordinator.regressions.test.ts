@@ -1,0 +1,132 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { silentLogger } from '@rebound/core';
+import { sequenceSource, type SourceSplit } from '@rebound/api';
+import { SourceCoordinator } from './source-coordinator.js';
+
+/**
+ * Regressions found by the chaos harness (packages/chaos), named after the fault that found them.
+ */
+
+const SPLITS = 12;
+
+async function coordinator(parallelism: number): Promise<SourceCoordinator> {
+  const c = new SourceCoordinator('op-1', 'Source: Seq', sequenceSource(0, SPLITS - 1, { splitSize: 1 }), parallelism, silentLogger());
+  await c.start();
+  return c;
+}
+
+function drain(c: SourceCoordinator, subtask: number, attempt: number): SourceSplit[] {
+  const got: SourceSplit[] = [];
+  for (;;) {
+    const a = c.requestSplit(subtask, attempt);
+    if ('split' in a) got.push(a.split);
+    else return got;
+  }
+}
+
+function increment(c: SourceCoordinator, subtask: number): SourceSplit[] {
+  return JSON.parse(Buffer.from(c.increment(subtask)).toString('utf8')) as SourceSplit[];
+}
+
+const ALL = Array.from({ length: SPLITS }, (_, i) => `range-${i}-${i + 1}`).sort();
+
+describe('SourceCoordinator regressions', () => {
+  /*
+   * jobmasters-pause (chaos seed 12): every JobMaster paused past taskmanager.registration.timeout,
+   * so the TaskManagers released the partitions of all finished source subtasks. The new leader
+   * restored from the first finished event's snapshot (snapshot.min-pause 3 min), whose enumerator
+   * still queued splits that later subtasks consumed; reconciliation reset those subtasks, their
+   * splits went back to the enumerator, and it then held two copies: "the enumerator assigned split
+   * 'range-17400-20300' twice", and the job FAILED.
+   */
+  it('jobmasters-pause: resetting finished subtasks after a restore from an older snapshot hands each split out once', async () => {
+    const live = await coordinator(SPLITS);
+    const finished = new Map<number, SourceSplit[]>();
+    // First wave: six readers take one split each; the first to finish carries the only snapshot.
+    for (let s = 0; s < 6; s++) drain(live, s, 0);
+    live.subtaskFinished(0, 0);
+    finished.set(0, increment(live, 0));
+    const snapshot = await live.checkpointCoordinator(-1);
+    for (let s = 1; s < 6; s++) {
+      live.subtaskFinished(s, 0);
+      finished.set(s, increment(live, s));
+    }
+    // Second wave: splits the snapshot still has queued are consumed.
+    for (let s = 6; s < 10; s++) {
+      drain(live, s, 0);
+      live.subtaskFinished(s, 0);
+      finished.set(s, increment(live, s));
+    }
+
+    const restored = await coordinator(SPLITS);
+    const attempts = new Map(Array.from({ length: SPLITS }, (_, i) => [i, finished.has(i) ? 0 : 1]));
+    await restored.restore(snapshot, finished, attempts);
+    // Reconciliation: every finished subtask's partition is missing, so all of them rerun.
+    for (const s of finished.keys()) {
+      restored.subtaskReset(s, 1);
+      attempts.set(s, 1);
+    }
+    const handedOut: string[] = [];
+    for (let s = 0; s < SPLITS; s++) handedOut.push(...drain(restored, s, attempts.get(s)!).map((x) => x.id));
+    expect(handedOut.sort()).toEqual(ALL);
+  });
+
+  /** The same claim as the restore property in source-coordinator.test.ts, with resets and finishes after the restore. */
+  it('jobmasters-pause: after a restore, any finishes and resets still hand out every unconsumed split exactly once', async () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('request' as const), subtask: fc.nat(5) }),
+      fc.record({ kind: fc.constant('finish' as const), subtask: fc.nat(5) }),
+      fc.record({ kind: fc.constant('reset' as const), subtask: fc.nat(5) }),
+      fc.record({ kind: fc.constant('snapshot' as const) }),
+    );
+    const apply = async (
+      c: SourceCoordinator,
+      ops: readonly { kind: string; subtask?: number }[],
+      attempts: number[],
+      finished: Map<number, SourceSplit[]>,
+      onSnapshot: (s: Uint8Array) => void,
+    ): Promise<void> => {
+      for (const o of ops) {
+        const s = o.subtask ?? 0;
+        if (o.kind === 'snapshot') onSnapshot(await c.checkpointCoordinator(-1));
+        else if (o.kind === 'request') {
+          if (!finished.has(s)) c.requestSplit(s, attempts[s]!);
+        } else if (o.kind === 'finish') {
+          if (finished.has(s)) continue;
+          drain(c, s, attempts[s]!);
+          c.subtaskFinished(s, attempts[s]!);
+          finished.set(s, increment(c, s));
+        } else {
+          attempts[s]!++;
+          c.subtaskReset(s, attempts[s]!);
+          finished.delete(s);
+        }
+      }
+    };
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 50 }), fc.array(op, { maxLength: 30 }), async (before, after) => {
+        const live = await coordinator(6);
+        const attempts = [0, 0, 0, 0, 0, 0];
+        const finished = new Map<number, SourceSplit[]>();
+        let snapshot: Uint8Array | undefined;
+        await apply(live, before, attempts, finished, (s) => (snapshot ??= s));
+        const restored = await coordinator(6);
+        for (let s = 0; s < 6; s++) if (!finished.has(s)) attempts[s]!++;
+        await restored.restore(snapshot, finished, new Map(attempts.map((a, i) => [i, a])));
+        await apply(restored, after, attempts, finished, () => undefined);
+        const handedOut: string[] = [];
+        // Readers of unfinished subtasks hand back what they hold, as a failure would.
+        for (let s = 0; s < 6; s++) {
+          if (finished.has(s)) continue;
+          attempts[s]!++;
+          restored.subtaskReset(s, attempts[s]!);
+        }
+        for (let s = 0; s < 6; s++) if (!finished.has(s)) handedOut.push(...drain(restored, s, attempts[s]!).map((x) => x.id));
+        const consumed = [...finished.values()].flat().map((x) => x.id);
+        expect([...consumed, ...handedOut].sort()).toEqual(ALL);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
