@@ -215,6 +215,12 @@ export class LeaderServices {
       const { graph } = await this.store.getJob(jobId);
       return { job_id: jobId, name: graph.name, state: terminal.state, failure: terminal.failure ?? '', finished_at_ms: terminal.finishedAtMs, vertices: [] };
     }
+    if (await this.store.hasJob(jobId)) {
+      // Stored and unfinished, but this new leader has not taken it over yet (it is still loading
+      // the job module, or taking over other jobs first): known, not lost.
+      const { graph } = await this.store.getJob(jobId);
+      return { job_id: jobId, name: graph.name, state: 'CREATED', submitted_at_ms: graph.submitted_at_ms, leader_epoch: this.epoch, vertices: [] };
+    }
     throw new JobNotFoundError(jobId);
   }
 
