@@ -140,14 +140,13 @@ export class JobMaster {
     try {
       const events = this.ctx.events;
       if (events) await events.start();
-      let recovered = false;
       if (takeover && events && (await events.hasJobEvents())) {
-        recovered = await this.recover(events);
+        await this.recover(events);
       }
-      if (!recovered) {
-        for (const ejv of this.graph.vertices) {
-          if (ejv.isSource) await this.initializeSourceVertex(ejv);
-        }
+      // Also after a recovery: a replay that kept no initialization of a source (its events
+      // were cut off as a torn tail) must start that source afresh, as a new job would.
+      for (const ejv of this.graph.vertices) {
+        if (ejv.isSource && !ejv.isInitialized) await this.initializeSourceVertex(ejv);
       }
     } catch (err) {
       await this.failJob(errorMessage(err));
@@ -519,6 +518,17 @@ export class JobMaster {
   /** The scheduler's one loop: initialize what can be, deploy what is ready, finish the job. */
   schedule(): void {
     if (this.state !== 'RUNNING') return;
+    try {
+      this.scheduleNow();
+    } catch (err) {
+      // schedule() runs inside RPC handlers (a TaskManager registering, a task finishing): an
+      // error escaping it would fail those calls over and over while the job never moves.
+      this.logger.error({ err: errorMessage(err) }, 'scheduling failed');
+      void this.failJob(`scheduling failed: ${errorMessage(err)}`);
+    }
+  }
+
+  private scheduleNow(): void {
     const now = this.ctx.clock.now();
     let nextRestartAt = Infinity;
     for (const ejv of this.graph.vertices) {

@@ -1,0 +1,73 @@
+/**
+ * A TaskManager as partition reconciliation sees it, in a process of its own (as a real one is,
+ * so encoding its answer costs the JobMaster nothing but the wait): a TaskExecutorGateway server
+ * that reports the retained partitions of one job and releases on request.
+ *
+ *   tsx bench/recovery/fake-taskmanager.ts --job-id J --vertex-id V --first S --step K --count N
+ *       --subpartitions P [--stale M] [--no-bytes]
+ *
+ * Partitions: subtasks S, S+K, ... (N of them), attempt 0, P subpartitions with byte counts;
+ * plus M stale ones (attempt 7) no event names. `--no-bytes` reports no subpartition byte
+ * counts (what the answer would cost without them). Prints `{"port": N}` once serving; exits
+ * when its stdin closes, so it never outlives the benchmark.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { parseArgs } from 'node:util';
+import { bindServer, handleUnary, loadProto, type PartitionWithMetrics, type TaskExecutorGatewayHandlers } from '@rebound/core';
+
+const { values } = parseArgs({
+  options: {
+    'job-id': { type: 'string' },
+    'vertex-id': { type: 'string' },
+    first: { type: 'string', default: '0' },
+    step: { type: 'string', default: '1' },
+    count: { type: 'string', default: '0' },
+    subpartitions: { type: 'string', default: '128' },
+    stale: { type: 'string', default: '0' },
+    'no-bytes': { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+const jobId = values['job-id'] ?? '';
+const vertexId = values['vertex-id'] ?? '';
+const first = Number(values.first);
+const step = Number(values.step);
+const count = Number(values.count);
+const subpartitions = Number(values.subpartitions);
+const withBytes = !values['no-bytes'];
+
+/** The same byte counts the benchmark's first JobMaster recorded for each subtask. */
+function subpartitionBytesOf(subtask: number, n: number): number[] {
+  return Array.from({ length: n }, (_, k) => 2_000 + ((subtask * 7919 + k * 104_729) % 20_000));
+}
+
+const partitions: PartitionWithMetrics[] = [];
+for (let i = 0; i < count; i++) {
+  const subtask = first + i * step;
+  partitions.push({
+    partition_id: { job_id: jobId, vertex_id: vertexId, subtask, attempt: 0 },
+    num_subpartitions: subpartitions,
+    subpartition_bytes: withBytes ? subpartitionBytesOf(subtask, subpartitions) : [],
+  });
+}
+for (let i = 0; i < Number(values.stale); i++) {
+  partitions.push({ partition_id: { job_id: jobId, vertex_id: vertexId, subtask: first + i * step, attempt: 7 }, num_subpartitions: subpartitions, subpartition_bytes: withBytes ? [1] : [] });
+}
+
+const unsupported = handleUnary<unknown, never>(() => {
+  throw new Error('not part of the benchmark');
+});
+const handlers: TaskExecutorGatewayHandlers = {
+  DeployTask: unsupported,
+  CancelTask: unsupported,
+  DisconnectJob: handleUnary(() => ({})),
+  ReleasePartitions: handleUnary((req) => ({ released: req.partitions.length })),
+  GetAndRetainPartitionsWithMetrics: handleUnary(() => ({ partitions })),
+};
+const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+server.addService(loadProto().TaskExecutorGateway.service, handlers);
+const port = await bindServer(server, '127.0.0.1', 0);
+process.stdout.write(`${JSON.stringify({ port })}\n`);
+process.stdin.resume();
+process.stdin.on('end', () => process.exit(0));
+process.stdin.on('error', () => process.exit(0));

@@ -1,0 +1,199 @@
+import { Prng } from './prng.js';
+
+/**
+ * The fault menu. Each run draws its faults (kinds, times, targets) from its seed; a fault is
+ * injected when its trigger fires (enough finished tasks, then a delay), except `crash-point`,
+ * which is armed in the leading JobMaster's configuration before the job is submitted.
+ */
+export const FAULT_KINDS = [
+  'leader-kill',
+  'crash-point',
+  'double-failure',
+  'tm-kill-leaderless',
+  'tm-kill-after-recovery',
+  'leader-pause',
+  'torn-tail',
+  'flipped-byte',
+  'partition-delete',
+  'jobmasters-pause',
+] as const;
+
+export type FaultKind = (typeof FAULT_KINDS)[number];
+
+export const FAULT_DESCRIPTIONS: Readonly<Record<FaultKind, string>> = {
+  'leader-kill': 'SIGKILL of the leading JobMaster at a random time',
+  'crash-point': 'the leader dies at a debug.crash.* point (before/after an event, after a deploy)',
+  'double-failure': 'leader SIGKILL, then the new leader dies while RECONCILING',
+  'tm-kill-leaderless': 'SIGKILL of a TaskManager while no JobMaster leads',
+  'tm-kill-after-recovery': 'leader SIGKILL, then a TaskManager SIGKILL once the job runs again',
+  'leader-pause': 'the leader is SIGSTOPped, a new one is elected, then the old one SIGCONTed (it must be fenced)',
+  'torn-tail': 'all JobMasters killed, the newest event file torn (truncated or zero-filled tail), then one started',
+  'flipped-byte': 'all JobMasters killed, one byte of the newest event file flipped, then one started',
+  'partition-delete': 'the data file of a retained, finished partition is deleted',
+  'jobmasters-pause': 'every JobMaster SIGSTOPped past taskmanager.registration.timeout, then SIGCONTed',
+};
+
+/** Kinds that shape the whole run (JobMaster configuration, registration timeout): never combined. */
+export const EXCLUSIVE_FAULTS: ReadonlySet<FaultKind> = new Set(['crash-point', 'double-failure', 'jobmasters-pause']);
+
+export function isFaultKind(name: string): name is FaultKind {
+  return (FAULT_KINDS as readonly string[]).includes(name);
+}
+
+/** When a fault fires: once the job counts `afterFinishedTasks` more finished tasks, plus `delayMs`. */
+export interface Trigger {
+  readonly afterFinishedTasks: number;
+  readonly delayMs: number;
+}
+
+export const CRASH_EVENT_TYPES = ['ExecutionJobVertexInitialized', 'ExecutionVertexFinished', 'ExecutionVertexReset'] as const;
+export type CrashEventType = (typeof CRASH_EVENT_TYPES)[number];
+
+export type CrashPointSpec =
+  | { readonly kind: 'before-event' | 'after-event'; readonly eventType: CrashEventType; readonly n: number }
+  | { readonly kind: 'after-deploy'; readonly n: number }
+  | { readonly kind: 'during-reconciling' };
+
+export type FaultPlan =
+  | { readonly kind: 'leader-kill'; readonly trigger: Trigger }
+  | { readonly kind: 'crash-point'; readonly point: CrashPointSpec }
+  | { readonly kind: 'double-failure'; readonly trigger: Trigger }
+  | { readonly kind: 'tm-kill-leaderless'; readonly trigger: Trigger; readonly taskManager: number }
+  | { readonly kind: 'tm-kill-after-recovery'; readonly trigger: Trigger; readonly taskManager: number; readonly afterRecoveryMs: number }
+  | { readonly kind: 'leader-pause'; readonly trigger: Trigger; readonly resumeAfterMs: number }
+  | { readonly kind: 'torn-tail'; readonly trigger: Trigger; readonly mode: 'truncate' | 'zeros'; readonly cutFraction: number }
+  | { readonly kind: 'flipped-byte'; readonly trigger: Trigger; readonly positionFraction: number; readonly bit: number }
+  | { readonly kind: 'partition-delete'; readonly trigger: Trigger; readonly pickFraction: number; readonly duringFailover: boolean }
+  | { readonly kind: 'jobmasters-pause'; readonly trigger: Trigger; readonly extraMs: number };
+
+/** `debug.crash.*` settings of a crash point (debug.allow-test-options must be true as well). */
+export function crashPointConfig(p: CrashPointSpec): Record<string, string> {
+  switch (p.kind) {
+    case 'before-event':
+      return { 'debug.crash.before-event': `${p.eventType}:${p.n}` };
+    case 'after-event':
+      return { 'debug.crash.after-event': `${p.eventType}:${p.n}` };
+    case 'after-deploy':
+      return { 'debug.crash.after-deploy': String(p.n) };
+    case 'during-reconciling':
+      return { 'debug.crash.during-reconciling': 'true' };
+  }
+}
+
+/** Clears every crash point: given to each JobMaster started after the first one. */
+export const NO_CRASH_POINTS: Readonly<Record<string, string>> = {
+  // `local start-jobmaster` checks its -D values on their own, before merging the cluster's.
+  'debug.allow-test-options': 'true',
+  'debug.crash.before-event': '',
+  'debug.crash.after-event': '',
+  'debug.crash.after-deploy': '0',
+  'debug.crash.during-reconciling': 'false',
+};
+
+export function describeCrashPoint(p: CrashPointSpec): string {
+  switch (p.kind) {
+    case 'before-event':
+    case 'after-event':
+      return `${p.kind}=${p.eventType}:${p.n}`;
+    case 'after-deploy':
+      return `after-deploy=${p.n}`;
+    case 'during-reconciling':
+      return 'during-reconciling';
+  }
+}
+
+/** One short line per planned fault, for tables and logs. */
+export function describeFault(f: FaultPlan): string {
+  const at = 'trigger' in f ? ` @${f.trigger.afterFinishedTasks}t+${f.trigger.delayMs}ms` : '';
+  switch (f.kind) {
+    case 'crash-point':
+      return `crash-point(${describeCrashPoint(f.point)})`;
+    case 'tm-kill-leaderless':
+    case 'tm-kill-after-recovery':
+      return `${f.kind}(tm-${f.taskManager})${at}`;
+    case 'torn-tail':
+      return `torn-tail(${f.mode})${at}`;
+    case 'partition-delete':
+      return `partition-delete${f.duringFailover ? '(failover)' : ''}${at}`;
+    default:
+      return `${f.kind}${at}`;
+  }
+}
+
+/** What the planner needs to know about the job a run submits. */
+export interface JobShape {
+  /** Subtasks of all source vertices together (known before submission). */
+  readonly sourceSubtasks: number;
+  /** Job vertices (ExecutionJobVertexInitialized events of a fault-free run). */
+  readonly vertices: number;
+}
+
+export interface PlanOptions {
+  /** Kinds a run draws from (default: all). */
+  readonly pool?: readonly FaultKind[];
+  /** Faults per run; default: 1, or 2 with probability 0.3 (exclusive kinds always run alone). */
+  readonly faultsPerRun?: number;
+  /** Use this crash point instead of drawing one. */
+  readonly crashPoint?: CrashPointSpec;
+  readonly taskManagers?: number;
+}
+
+function trigger(prng: Prng, maxTasks: number, maxDelayMs: number, minTasks = 0): Trigger {
+  return { afterFinishedTasks: prng.int(Math.min(minTasks, maxTasks), Math.max(minTasks, maxTasks)), delayMs: prng.int(0, maxDelayMs) };
+}
+
+function drawCrashPoint(prng: Prng, shape: JobShape): CrashPointSpec {
+  const r = prng.int(0, 4);
+  if (r === 0) return { kind: 'after-deploy', n: prng.int(1, shape.sourceSubtasks + 1) };
+  const eventType: CrashEventType = r <= 1 ? 'ExecutionJobVertexInitialized' : 'ExecutionVertexFinished';
+  const n = eventType === 'ExecutionJobVertexInitialized' ? prng.int(1, shape.vertices) : prng.int(1, shape.sourceSubtasks + 1);
+  return { kind: prng.chance(0.5) ? 'before-event' : 'after-event', eventType, n };
+}
+
+/**
+ * Draws the faults of one run. `first` is whether the fault is the run's first: later faults
+ * fire a few tasks after the previous fault was recovered from.
+ */
+export function drawFault(prng: Prng, kind: FaultKind, shape: JobShape, first: boolean, opts: PlanOptions = {}): FaultPlan {
+  const tms = opts.taskManagers ?? 3;
+  // Leave a few source subtasks unfinished: the fault should land while the job still runs.
+  const maxTasks = first ? Math.max(0, shape.sourceSubtasks - 3) : 2;
+  switch (kind) {
+    case 'leader-kill':
+      return { kind, trigger: trigger(prng, maxTasks, 1000) };
+    case 'crash-point':
+      return { kind, point: opts.crashPoint ?? drawCrashPoint(prng, shape) };
+    case 'double-failure':
+      return { kind, trigger: trigger(prng, maxTasks, 1000) };
+    case 'tm-kill-leaderless':
+      return { kind, trigger: trigger(prng, maxTasks, 1000), taskManager: prng.int(1, tms) };
+    case 'tm-kill-after-recovery':
+      return { kind, trigger: trigger(prng, maxTasks, 1000), taskManager: prng.int(1, tms), afterRecoveryMs: prng.int(0, 1500) };
+    case 'leader-pause':
+      return { kind, trigger: trigger(prng, maxTasks, 1000), resumeAfterMs: prng.int(0, 2000) };
+    case 'torn-tail':
+      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), mode: prng.chance(0.5) ? 'truncate' : 'zeros', cutFraction: prng.next() };
+    case 'flipped-byte':
+      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), positionFraction: prng.next(), bit: prng.int(0, 7) };
+    case 'partition-delete':
+      return { kind, trigger: trigger(prng, maxTasks, 800, 1), pickFraction: prng.next(), duringFailover: prng.chance(0.5) };
+    case 'jobmasters-pause':
+      return { kind, trigger: trigger(prng, maxTasks, 1000), extraMs: prng.int(0, 1000) };
+  }
+}
+
+/** The fault kinds of one run, drawn from the pool. */
+export function drawFaultKinds(prng: Prng, opts: PlanOptions = {}): FaultKind[] {
+  const pool = opts.pool && opts.pool.length > 0 ? [...opts.pool] : [...FAULT_KINDS];
+  const count = opts.faultsPerRun ?? (prng.chance(0.3) ? 2 : 1);
+  const first = prng.pick(pool);
+  const kinds: FaultKind[] = [first];
+  if (EXCLUSIVE_FAULTS.has(first)) return kinds;
+  const combinable = pool.filter((k) => !EXCLUSIVE_FAULTS.has(k));
+  for (let i = 1; i < count && combinable.length > 0; i++) {
+    // Prefer a kind not drawn yet, so that a pool of two kinds with two faults per run runs both.
+    const fresh = combinable.filter((k) => !kinds.includes(k));
+    kinds.push(prng.pick(fresh.length > 0 ? fresh : combinable));
+  }
+  return kinds;
+}

@@ -1,0 +1,249 @@
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { customer, formatJoined, formatQ1, lineItem, mergeQ1, order, q1Acc, Q1_SHIP_DATE_CUTOFF, type Q1Acc } from '../../../examples/data.js';
+import type { JobShape } from './faults.js';
+import { Prng } from './prng.js';
+
+export const JOB_NAMES = ['wordcount', 'aggregation', 'join'] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+
+export function isJobName(name: string): name is JobName {
+  return (JOB_NAMES as readonly string[]).includes(name);
+}
+
+/** The job of a run and its input, drawn from the run's seed. */
+export type JobParams =
+  | { readonly job: 'wordcount'; readonly files: number; readonly linesPerFile: readonly number[]; readonly lineDelayMs: number; readonly textSeed: number }
+  | { readonly job: 'aggregation'; readonly rows: number; readonly splitSize: number; readonly batchSize: number; readonly batchDelayMs: number; readonly dataSeed: number }
+  | {
+      readonly job: 'join';
+      readonly orders: number;
+      readonly customers: number;
+      readonly splitSize: number;
+      readonly batchSize: number;
+      readonly batchDelayMs: number;
+      readonly dataSeed: number;
+    };
+
+/** Job modules, relative to the repository root. */
+export const JOB_MODULES: Readonly<Record<JobName, string>> = {
+  wordcount: 'examples/wordcount.ts',
+  aggregation: 'packages/chaos/src/jobs/aggregation.ts',
+  join: 'packages/chaos/src/jobs/join.ts',
+};
+
+/**
+ * Sizes are chosen so that a fault-free run takes several seconds on a loaded 2-core machine:
+ * long enough for faults to land in the middle, short enough for hundreds of runs.
+ */
+export function drawJobParams(prng: Prng, job: JobName): JobParams {
+  switch (job) {
+    case 'wordcount': {
+      const files = prng.int(8, 12);
+      return {
+        job,
+        files,
+        linesPerFile: Array.from({ length: files }, () => prng.int(50, 180)),
+        lineDelayMs: 25,
+        textSeed: prng.int(1, 1_000_000),
+      };
+    }
+    case 'aggregation': {
+      const splits = prng.int(8, 12);
+      const splitSize = prng.int(15, 30) * 100;
+      return { job, rows: splits * splitSize - prng.int(0, splitSize - 1), splitSize, batchSize: 50, batchDelayMs: 50, dataSeed: prng.int(1, 1_000_000) };
+    }
+    case 'join': {
+      const splitSize = prng.int(10, 20) * 100;
+      const orderSplits = prng.int(6, 9);
+      return {
+        job,
+        orders: orderSplits * splitSize - prng.int(0, splitSize - 1),
+        customers: prng.int(splitSize / 2, splitSize + splitSize / 2),
+        splitSize,
+        batchSize: 50,
+        batchDelayMs: 50,
+        dataSeed: prng.int(1, 1_000_000),
+      };
+    }
+  }
+}
+
+export function jobShape(p: JobParams): JobShape {
+  switch (p.job) {
+    case 'wordcount':
+      return { sourceSubtasks: p.files, vertices: 2 };
+    case 'aggregation':
+      return { sourceSubtasks: Math.ceil(p.rows / p.splitSize), vertices: 2 };
+    case 'join':
+      return { sourceSubtasks: Math.ceil(p.orders / p.splitSize) + Math.ceil(p.customers / p.splitSize), vertices: 3 };
+  }
+}
+
+export function describeJob(p: JobParams): string {
+  switch (p.job) {
+    case 'wordcount':
+      return `wordcount ${p.files} files, ${p.linesPerFile.reduce((a, b) => a + b, 0)} lines, ${p.lineDelayMs} ms/line`;
+    case 'aggregation':
+      return `aggregation ${p.rows} rows in splits of ${p.splitSize}, ${p.batchDelayMs} ms/${p.batchSize} rows`;
+    case 'join':
+      return `join ${p.orders} orders x ${p.customers} customers in splits of ${p.splitSize}, ${p.batchDelayMs} ms/${p.batchSize} rows`;
+  }
+}
+
+// Words of several scripts and capitalizations: a lower-casing or tokenizing slip shows up as a diff.
+const VOCABULARY = [
+  'the', 'The', 'THE', 'rebound', 'Rebound', 'flink', 'batch', 'job', 'master', 'task', 'manager', 'partition',
+  'recovery', 'epoch', 'leader', 'shuffle', 'split', 'source', 'sink', 'chaos', 'seed', 'fault',
+  'café', 'CAFÉ', 'naïve', 'über', 'straße', 'λόγος', 'Λόγος', 'мир', 'Мир', '数据', '漢字', '42', '2024', 'x1', 'A1b2',
+];
+const SEPARATORS = [' ', ' ', ' ', '  ', '\t', ', ', '. ', '; ', ' - ', '!', '?', ' (', ') ', '"', '/', '…'];
+
+/** The text of input file `f` of a wordcount run. */
+export function wordcountFileText(p: Extract<JobParams, { job: 'wordcount' }>, f: number): string {
+  const prng = new Prng(p.textSeed * 1000 + f);
+  const lines: string[] = [];
+  for (let l = 0; l < p.linesPerFile[f]!; l++) {
+    const n = prng.int(1, 10);
+    let line = '';
+    for (let w = 0; w < n; w++) line += (w > 0 ? prng.pick(SEPARATORS) : '') + prng.pick(VOCABULARY);
+    lines.push(line);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** Writes the run's input (wordcount only; the other jobs generate their rows). */
+export async function writeJobInput(p: JobParams, inputDir: string): Promise<void> {
+  if (p.job !== 'wordcount') return;
+  await mkdir(inputDir, { recursive: true });
+  for (let f = 0; f < p.files; f++) {
+    await writeFile(join(inputDir, `part-${String(f).padStart(3, '0')}.txt`), wordcountFileText(p, f));
+  }
+}
+
+export function jobArgs(p: JobParams, inputDir: string, outputDir: string): string[] {
+  switch (p.job) {
+    case 'wordcount':
+      return ['--input', inputDir, '--output', outputDir, '--record-delay-ms', String(p.lineDelayMs)];
+    case 'aggregation':
+      return ['--rows', String(p.rows), '--output', outputDir, '--seed', String(p.dataSeed), '--split-size', String(p.splitSize), '--batch-size', String(p.batchSize), '--batch-delay-ms', String(p.batchDelayMs)];
+    case 'join':
+      return [
+        '--orders', String(p.orders), '--customers', String(p.customers), '--output', outputDir, '--seed', String(p.dataSeed),
+        '--split-size', String(p.splitSize), '--batch-size', String(p.batchSize), '--batch-delay-ms', String(p.batchDelayMs),
+      ];
+  }
+}
+
+/**
+ * Word counts computed here, without the job's code: maximal runs of Unicode letters or digits,
+ * lower-cased (the definition examples/wordcount.ts documents).
+ */
+export function countWords(texts: Iterable<string>): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const text of texts) {
+    let word = '';
+    for (const ch of text.toLowerCase()) {
+      if (/[\p{L}\p{N}]/u.test(ch)) {
+        word += ch;
+      } else if (word) {
+        counts.set(word, (counts.get(word) ?? 0) + 1);
+        word = '';
+      }
+    }
+    if (word) counts.set(word, (counts.get(word) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** The sorted output lines a fault-free run of the job must produce. */
+export function expectedLines(p: JobParams): string[] {
+  const lines: string[] = [];
+  switch (p.job) {
+    case 'wordcount': {
+      const texts = Array.from({ length: p.files }, (_, f) => wordcountFileText(p, f));
+      for (const [w, c] of countWords(texts)) lines.push(`${w}\t${c}`);
+      break;
+    }
+    case 'aggregation': {
+      const groups = new Map<string, Q1Acc>();
+      for (let i = 0; i < p.rows; i++) {
+        const item = lineItem(p.dataSeed, i);
+        if (item.shipdate > Q1_SHIP_DATE_CUTOFF) continue;
+        const key = `${item.returnflag}|${item.linestatus}`;
+        const acc = groups.get(key);
+        groups.set(key, acc ? mergeQ1(acc, q1Acc(item)) : q1Acc(item));
+      }
+      for (const acc of groups.values()) lines.push(formatQ1(acc));
+      break;
+    }
+    case 'join': {
+      for (let i = 0; i < p.orders; i++) {
+        const o = order(p.dataSeed, i, p.customers);
+        if (o.custkey >= 0 && o.custkey < p.customers) lines.push(formatJoined(o, customer(p.dataSeed, o.custkey)));
+      }
+      break;
+    }
+  }
+  return lines.sort();
+}
+
+export interface OutputCheck {
+  /** Empty when the output is exactly the expected one. */
+  readonly problems: string[];
+  readonly lines: number;
+  readonly partFiles: string[];
+}
+
+/**
+ * Compares a committed output directory with the expected lines: same lines, each exactly as
+ * often; one `part-NNNNN` file per sink subtask and nothing else; `_SUCCESS` present.
+ */
+export async function checkOutput(outputDir: string, expected: readonly string[], sinkParallelism: number | undefined): Promise<OutputCheck> {
+  const problems: string[] = [];
+  let names: string[];
+  try {
+    names = await readdir(outputDir);
+  } catch (err) {
+    return { problems: [`output directory ${outputDir} is missing (${(err as NodeJS.ErrnoException).code ?? String(err)})`], lines: 0, partFiles: [] };
+  }
+  const parts = names.filter((n) => n.startsWith('part-')).sort();
+  if (!names.includes('_SUCCESS')) problems.push('no _SUCCESS file in the output directory');
+  if (sinkParallelism !== undefined) {
+    const want = Array.from({ length: sinkParallelism }, (_, i) => `part-${String(i).padStart(5, '0')}`);
+    const extra = parts.filter((n) => !want.includes(n));
+    const missing = want.filter((n) => !parts.includes(n));
+    if (extra.length > 0) problems.push(`duplicate or extra output files: ${extra.join(', ')} (sink parallelism ${sinkParallelism})`);
+    if (missing.length > 0) problems.push(`missing output files: ${missing.join(', ')}`);
+  }
+  const tmp = await stat(join(outputDir, '.rebound-tmp')).then(() => true, () => false);
+  if (tmp) problems.push('temporary sink files left in .rebound-tmp after the commit');
+  const actual: string[] = [];
+  for (const n of parts) {
+    const text = await readFile(join(outputDir, n), 'utf8');
+    for (const line of text.split('\n')) if (line !== '') actual.push(line);
+  }
+  actual.sort();
+  problems.push(...diffSortedLines(expected, actual));
+  return { problems, lines: actual.length, partFiles: parts };
+}
+
+/** Differences of two sorted line lists, as multisets (a duplicated line shows), at most `max`. */
+export function diffSortedLines(expected: readonly string[], actual: readonly string[], max = 5): string[] {
+  const missing: string[] = [];
+  const unexpected: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < expected.length || j < actual.length) {
+    if (j >= actual.length || (i < expected.length && expected[i]! < actual[j]!)) missing.push(expected[i++]!);
+    else if (i >= expected.length || actual[j]! < expected[i]!) unexpected.push(actual[j++]!);
+    else {
+      i++;
+      j++;
+    }
+  }
+  const out: string[] = [];
+  if (missing.length > 0) out.push(`wrong output: ${missing.length} expected line(s) missing, e.g. ${missing.slice(0, max).map((l) => JSON.stringify(l)).join(', ')}`);
+  if (unexpected.length > 0) out.push(`wrong output: ${unexpected.length} unexpected line(s), e.g. ${unexpected.slice(0, max).map((l) => JSON.stringify(l)).join(', ')}`);
+  return out;
+}

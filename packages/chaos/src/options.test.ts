@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { Configuration } from '@rebound/core';
+import { ChaosUsageError } from './errors.js';
+import { NO_CRASH_POINTS, crashPointConfig } from './faults.js';
+import { commandLine, parseChaosArgs, replayCommand } from './options.js';
+
+function usageError(argv: string[]): string {
+  try {
+    parseChaosArgs(argv);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ChaosUsageError);
+    const message = (err as Error).message;
+    expect(message).not.toContain('\n');
+    return message;
+  }
+  throw new Error(`no error for ${argv.join(' ')}`);
+}
+
+describe('parseChaosArgs', () => {
+  it('parses a full command line', () => {
+    const o = parseChaosArgs(['--seed', '7', '--runs', '3', '--faults', 'leader-kill,torn-tail', '--job', 'join', '--json', 'out.json', '--deadline', '90 s']);
+    expect(o).toMatchObject({ seed: 7, runs: 3, faults: ['leader-kill', 'torn-tail'], job: 'join', json: 'out.json', deadlineMs: 90_000 });
+  });
+
+  it('rejects unknown fault names, listing the known ones', () => {
+    expect(usageError(['--seed', '1', '--faults', 'leader-kill,bogus'])).toMatch(/^unknown fault 'bogus'; known faults: leader-kill, crash-point/);
+  });
+
+  it('rejects a seed that is not a number', () => {
+    expect(usageError(['--seed', 'abc'])).toBe("--seed must be a non-negative integer, got 'abc'");
+    expect(usageError(['--seed', '1.5'])).toMatch(/--seed must be a non-negative integer/);
+  });
+
+  it('rejects crash points that can never trigger', () => {
+    expect(usageError(['--seed', '1', '--crash-point', 'before-event=JobFinished:1'])).toMatch(/can never trigger: there is no event type 'JobFinished'/);
+    expect(usageError(['--seed', '1', '--crash-point', 'after-event=ExecutionVertexReset:1'])).toMatch(/can never trigger/);
+    expect(usageError(['--seed', '1', '--job', 'wordcount', '--crash-point', 'before-event=ExecutionJobVertexInitialized:3'])).toMatch(/can never trigger: the wordcount job has 2 vertices/);
+    expect(usageError(['--seed', '1', '--crash-point', 'after-deploy=0'])).toMatch(/can never trigger/);
+    expect(usageError(['--seed', '1', '--crash-point', 'during-reconciling'])).toMatch(/can never trigger/);
+    expect(usageError(['--seed', '1', '--crash-point', 'sometime'])).toMatch(/is not before-event=<EventType>:<N>/);
+  });
+
+  it('accepts a crash point the JobMaster accepts, and implies the crash-point fault', () => {
+    const o = parseChaosArgs(['--seed', '1', '--crash-point', 'after-event=ExecutionVertexFinished:3']);
+    expect(o.faults).toEqual(['crash-point']);
+    expect(() => Configuration.of({ 'debug.allow-test-options': 'true', ...crashPointConfig(o.crashPoint!) })).not.toThrow();
+    expect(usageError(['--seed', '1', '--faults', 'leader-kill', '--crash-point', 'after-deploy=2'])).toMatch(/needs the crash-point fault/);
+  });
+
+  it('clears crash points with values the configuration accepts on their own', () => {
+    expect(() => Configuration.of({ ...NO_CRASH_POINTS })).not.toThrow();
+  });
+
+  it('rejects other mistakes with one line', () => {
+    expect(usageError(['--runs', '0'])).toMatch(/--runs must be an integer >= 1/);
+    expect(usageError(['--job', 'sort'])).toMatch(/unknown job 'sort'; jobs: wordcount, aggregation, join/);
+    expect(usageError(['--frobnicate'])).toMatch(/Unknown option '--frobnicate'/);
+    expect(usageError(['--deadline', 'soon'])).toMatch(/--deadline: 'soon' is not a duration/);
+  });
+
+  it('prints a replay command for a single run with the same options', () => {
+    const o = parseChaosArgs(['--seed', '100', '--runs', '50', '--faults', 'torn-tail', '--job', 'join']);
+    expect(replayCommand(o, 117)).toBe('npm run chaos -- --seed 117 --runs 1 --faults torn-tail --job join');
+    expect(parseChaosArgs(replayCommand(o, 117).split(' ').slice(4))).toMatchObject({ seed: 117, runs: 1, faults: ['torn-tail'], job: 'join' });
+    expect(commandLine(['--seed', '1', '--time-budget', '25 min'])).toBe("npm run chaos -- --seed 1 --time-budget '25 min'");
+  });
+});

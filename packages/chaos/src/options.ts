@@ -1,0 +1,190 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { parseDuration } from '@rebound/core';
+import { ChaosUsageError } from './errors.js';
+import { CRASH_EVENT_TYPES, FAULT_KINDS, describeCrashPoint, isFaultKind, type CrashEventType, type CrashPointSpec, type FaultKind } from './faults.js';
+import { JOB_NAMES, isJobName, type JobName } from './jobs.js';
+
+export const USAGE = `usage: npm run chaos -- --seed S [--runs N] [--faults LIST] [--job wordcount|aggregation|join] [--json FILE]
+           [--md FILE] [--faults-per-run N] [--crash-point SPEC] [--deadline DURATION] [--time-budget DURATION]
+           [--work-root DIR] [--keep] [--quiet]
+  faults: ${FAULT_KINDS.join(', ')}
+  crash points: before-event=<EventType>:<N> | after-event=<EventType>:<N> | after-deploy=<N>`;
+
+export interface ChaosOptions {
+  /** Seed of run 0; run i uses seed + i. */
+  readonly seed: number;
+  readonly runs: number;
+  /** Fault kinds runs draw from (undefined: all). */
+  readonly faults?: readonly FaultKind[];
+  readonly job?: JobName;
+  readonly json?: string;
+  readonly md?: string;
+  readonly faultsPerRun?: number;
+  readonly crashPoint?: CrashPointSpec;
+  /** Per run: the job must be FINISHED this long after submission. */
+  readonly deadlineMs: number;
+  /** No new run starts after this much wall time (the runs so far are reported). */
+  readonly timeBudgetMs?: number;
+  readonly workRoot: string;
+  readonly keep: boolean;
+  readonly quiet: boolean;
+  readonly help: boolean;
+}
+
+export const DEFAULT_DEADLINE_MS = 240_000;
+
+/** Most vertices of any chaos job (join: two sources and the join). */
+const MAX_JOB_VERTICES: Readonly<Record<JobName, number>> = { wordcount: 2, aggregation: 2, join: 3 };
+
+function usage(message: string): ChaosUsageError {
+  return new ChaosUsageError(message);
+}
+
+function integer(value: string, flag: string, min: number): number {
+  if (!/^\s*-?\d+\s*$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < min) {
+    throw usage(`${flag} must be an integer >= ${min}, got '${value}'`);
+  }
+  return Number(value);
+}
+
+function duration(value: string, flag: string): number {
+  try {
+    return parseDuration(value, flag);
+  } catch {
+    throw usage(`${flag}: '${value}' is not a duration; use e.g. '90 s' or '25 min'`);
+  }
+}
+
+/** Parses `--crash-point` and rejects crash points that can never trigger in a chaos run. */
+export function parseCrashPoint(text: string, job: JobName | undefined): CrashPointSpec {
+  const spec = text.trim();
+  const shapes = 'before-event=<EventType>:<N>, after-event=<EventType>:<N> or after-deploy=<N>';
+  if (spec === 'during-reconciling') {
+    throw usage(`--crash-point during-reconciling can never trigger: the first leader never reconciles (the double-failure fault crashes the second leader there)`);
+  }
+  const deploy = /^after-deploy=(.*)$/.exec(spec);
+  if (deploy) {
+    const n = deploy[1]!.trim();
+    if (!/^\d+$/.test(n)) throw usage(`--crash-point ${spec}: N must be an integer, got '${n}'`);
+    if (Number(n) < 1) throw usage(`--crash-point ${spec} can never trigger: deploys are counted from 1`);
+    return { kind: 'after-deploy', n: Number(n) };
+  }
+  const m = /^(before-event|after-event)=([^:]*):(.*)$/.exec(spec);
+  if (!m) throw usage(`--crash-point '${spec}' is not ${shapes}`);
+  const kind = m[1] as 'before-event' | 'after-event';
+  const type = m[2]!.trim();
+  const nText = m[3]!.trim();
+  if (!(CRASH_EVENT_TYPES as readonly string[]).includes(type)) {
+    throw usage(`--crash-point ${spec} can never trigger: there is no event type '${type}' (the JobMaster writes ${CRASH_EVENT_TYPES.join(', ')})`);
+  }
+  if (!/^\d+$/.test(nText)) throw usage(`--crash-point ${spec}: N must be an integer, got '${nText}'`);
+  const n = Number(nText);
+  if (n < 1) throw usage(`--crash-point ${spec} can never trigger: events are counted from 1`);
+  const eventType = type as CrashEventType;
+  if (eventType === 'ExecutionVertexReset') {
+    throw usage(`--crash-point ${spec} can never trigger: a crash-point run has no other fault, and a JobMaster without failures writes no ExecutionVertexReset`);
+  }
+  const maxVertices = job ? MAX_JOB_VERTICES[job] : Math.max(...Object.values(MAX_JOB_VERTICES));
+  if (eventType === 'ExecutionJobVertexInitialized' && n > maxVertices) {
+    throw usage(`--crash-point ${spec} can never trigger: ${job ? `the ${job} job has` : 'the chaos jobs have at most'} ${maxVertices} vertices, one ExecutionJobVertexInitialized each`);
+  }
+  return { kind, eventType, n };
+}
+
+/** Parses the command line; every mistake is a ChaosUsageError with one clear line. */
+export function parseChaosArgs(argv: readonly string[], now = Date.now()): ChaosOptions {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        seed: { type: 'string' },
+        runs: { type: 'string' },
+        faults: { type: 'string' },
+        job: { type: 'string' },
+        json: { type: 'string' },
+        md: { type: 'string' },
+        'faults-per-run': { type: 'string' },
+        'crash-point': { type: 'string' },
+        deadline: { type: 'string' },
+        'time-budget': { type: 'string' },
+        'work-root': { type: 'string' },
+        keep: { type: 'boolean' },
+        quiet: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    throw usage(`${(err as Error).message.split('\n')[0]}`);
+  }
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const seedText = str('seed');
+  let seed: number;
+  if (seedText === undefined) {
+    seed = now % 1_000_000_000;
+  } else {
+    if (!/^\s*\d+\s*$/.test(seedText) || !Number.isSafeInteger(Number(seedText))) {
+      throw usage(`--seed must be a non-negative integer, got '${seedText}'`);
+    }
+    seed = Number(seedText);
+  }
+  const runs = str('runs') === undefined ? 1 : integer(str('runs')!, '--runs', 1);
+  const jobText = str('job');
+  if (jobText !== undefined && !isJobName(jobText)) throw usage(`unknown job '${jobText}'; jobs: ${JOB_NAMES.join(', ')}`);
+  const job = jobText as JobName | undefined;
+  let faults: FaultKind[] | undefined;
+  const faultsText = str('faults');
+  if (faultsText !== undefined) {
+    const names = faultsText.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    if (names.length === 0) throw usage(`--faults is empty; known faults: ${FAULT_KINDS.join(', ')}`);
+    const unknown = names.filter((n) => !isFaultKind(n));
+    if (unknown.length > 0) {
+      throw usage(`unknown fault${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `'${u}'`).join(', ')}; known faults: ${FAULT_KINDS.join(', ')}`);
+    }
+    faults = [...new Set(names as FaultKind[])];
+  }
+  const cpText = str('crash-point');
+  const crashPoint = cpText === undefined ? undefined : parseCrashPoint(cpText, job);
+  if (crashPoint) {
+    if (faults && !faults.includes('crash-point')) throw usage(`--crash-point ${describeCrashPoint(crashPoint)} needs the crash-point fault in --faults`);
+    faults ??= ['crash-point'];
+  }
+  const fprText = str('faults-per-run');
+  const faultsPerRun = fprText === undefined ? undefined : integer(fprText, '--faults-per-run', 1);
+  if (faultsPerRun !== undefined && faultsPerRun > 3) throw usage(`--faults-per-run must be at most 3, got ${faultsPerRun}`);
+  return {
+    seed,
+    runs,
+    ...(faults ? { faults } : {}),
+    ...(job ? { job } : {}),
+    ...(str('json') ? { json: str('json')! } : {}),
+    ...(str('md') ? { md: str('md')! } : {}),
+    ...(faultsPerRun !== undefined ? { faultsPerRun } : {}),
+    ...(crashPoint ? { crashPoint } : {}),
+    deadlineMs: str('deadline') === undefined ? DEFAULT_DEADLINE_MS : duration(str('deadline')!, '--deadline'),
+    ...(str('time-budget') !== undefined ? { timeBudgetMs: duration(str('time-budget')!, '--time-budget') } : {}),
+    workRoot: str('work-root') ?? join(tmpdir(), 'rebound-chaos'),
+    keep: values.keep === true,
+    quiet: values.quiet === true,
+    help: values.help === true,
+  };
+}
+
+/** The command that replays exactly the run with `seed` (same pool, job and crash point). */
+export function replayCommand(opts: ChaosOptions, seed: number): string {
+  const parts = ['npm run chaos --', '--seed', String(seed), '--runs', '1'];
+  if (opts.faults) parts.push('--faults', opts.faults.join(','));
+  if (opts.job) parts.push('--job', opts.job);
+  if (opts.faultsPerRun !== undefined) parts.push('--faults-per-run', String(opts.faultsPerRun));
+  if (opts.crashPoint) parts.push('--crash-point', describeCrashPoint(opts.crashPoint));
+  return parts.join(' ');
+}
+
+/** The command line of a whole invocation, as recorded in the results. */
+export function commandLine(argv: readonly string[]): string {
+  return ['npm run chaos --', ...argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
+}

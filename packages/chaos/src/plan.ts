@@ -1,0 +1,29 @@
+import { drawFault, drawFaultKinds, type FaultPlan, type PlanOptions } from './faults.js';
+import { JOB_NAMES, drawJobParams, jobShape, type JobName, type JobParams } from './jobs.js';
+import { Prng } from './prng.js';
+
+/** Everything a run will do, drawn from its seed before anything starts. */
+export interface RunPlan {
+  readonly seed: number;
+  readonly job: JobParams;
+  readonly faults: readonly FaultPlan[];
+  /** execution.batch.job-recovery.snapshot.min-pause of the run: 0 ms or the default 3 min. */
+  readonly snapshotMinPause: string;
+}
+
+export interface RunPlanOptions extends PlanOptions {
+  readonly job?: JobName;
+}
+
+/** The plan of the run with `seed`: the same seed and options always give the same plan. */
+export function planRun(seed: number, opts: RunPlanOptions = {}): RunPlan {
+  const prng = new Prng(seed);
+  // Always drawn, so that --job does not shift the draws after it.
+  const drawnJob = prng.pick(JOB_NAMES);
+  const job = drawJobParams(prng, opts.job ?? drawnJob);
+  const shape = jobShape(job);
+  const kinds = drawFaultKinds(prng, opts);
+  const faults = kinds.map((k, i) => drawFault(prng, k, shape, i === 0, opts));
+  const snapshotMinPause = prng.chance(0.5) ? '0 ms' : '3 min';
+  return { seed, job, faults, snapshotMinPause };
+}

@@ -1,0 +1,175 @@
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { errorMessage, type JobStatus__Output, type RecoveryReport__Output } from '@rebound/core';
+import { ChaosCluster } from './cluster.js';
+import { SLOTS, TASK_MANAGERS } from './config.js';
+import { NO_CRASH_POINTS, describeFault } from './faults.js';
+import { injectFault } from './inject.js';
+import { JOB_MODULES, checkOutput, describeJob, expectedLines, jobArgs, writeJobInput } from './jobs.js';
+import { JobMonitor, TERMINAL_STATES } from './monitor.js';
+import type { FaultRecord, Outcome, RecoveryRecord, RunOptions, RunResult } from './results.js';
+import { RunContext } from './run-context.js';
+import { accountTasks, parseTaskEvents, type TaskEvent } from './task-log.js';
+
+export * from './config.js';
+export type * from './results.js';
+
+const OUTCOME_ORDER: readonly Outcome[] = ['stuck', 'lost', 'wrong-output', 'not-fenced', 'rerun-durable', 'harness-error'];
+
+function recoveryRecord(r: RecoveryReport__Output): RecoveryRecord {
+  return {
+    epoch: r.epoch,
+    restartedFromScratch: r.restarted_from_scratch,
+    reason: r.reason,
+    eventsReplayed: r.events_replayed,
+    replayMs: r.replay_ms,
+    reconnectWaitMs: r.reconnect_wait_ms,
+    recoveryMs: r.finished_at_ms > 0 && r.started_at_ms > 0 ? r.finished_at_ms - r.started_at_ms : 0,
+    executionsRecovered: r.executions_recovered,
+    executionsReset: r.executions_reset,
+    partitionsReused: r.partitions_reused,
+    partitionsMissing: r.partitions_missing,
+    tornTailBytesDiscarded: r.torn_tail_bytes_discarded,
+  };
+}
+
+async function allTaskEvents(r: RunContext): Promise<TaskEvent[]> {
+  const tms = (await r.cluster.processes()).filter((p) => p.role === 'taskmanager');
+  const all = await Promise.all(tms.map(async (p) => parseTaskEvents(await r.cluster.log(p.id), p.id)));
+  return all.flat().sort((a, b) => a.time - b.time);
+}
+
+/** Runs one planned run to its verdict. Never throws: harness failures become a `harness-error`. */
+export async function runOne(opts: RunOptions): Promise<RunResult> {
+  const plan = opts.plan;
+  const started = Date.now();
+  await mkdir(opts.workRoot, { recursive: true });
+  const workdir = await mkdtemp(join(opts.workRoot, `seed-${plan.seed}-`));
+  const r = new RunContext(opts, workdir);
+  const records: FaultRecord[] = plan.faults.map((f) => ({ kind: f.kind, plan: f, description: describeFault(f), injected: false, notes: [] }));
+  const result: RunResult = {
+    run: opts.run,
+    seed: plan.seed,
+    job: plan.job.job,
+    jobDescription: describeJob(plan.job),
+    faults: records,
+    outcome: 'ok',
+    problems: [],
+    warnings: r.warnings,
+    recoveries: [],
+    observedRecoveryMs: [],
+    spontaneousFailovers: 0,
+    durationMs: 0,
+    replay: opts.replayCommand,
+  };
+  const input = join(workdir, 'input');
+  const output = join(workdir, 'output');
+  let expected: string[] = [];
+  try {
+    await writeJobInput(plan.job, input);
+    expected = expectedLines(plan.job);
+    r.log(`${describeJob(plan.job)}; faults: ${records.map((x) => x.description).join(', ')}`);
+    // jm-1 leads; a crash point is in the cluster's -D values (see clusterConfig), so jm-2 is
+    // started on its own with the crash points cleared. Without one, `local up` starts both.
+    const separateStandby = plan.faults.some((f) => f.kind === 'crash-point' || f.kind === 'double-failure');
+    r.cluster = await ChaosCluster.up(join(workdir, 'cluster'), { jobmasters: separateStandby ? 1 : 2, taskmanagers: TASK_MANAGERS, slots: SLOTS, config: r.clusterConfig() });
+    if (plan.faults.some((f) => f.kind === 'double-failure')) {
+      // The standby that will die in RECONCILING must be up before the leader is killed.
+      await r.cluster.startJobMaster('jm-2', { ...NO_CRASH_POINTS, 'debug.crash.during-reconciling': 'true' });
+    } else if (separateStandby) {
+      // The job does not need it: a crash before it is up only makes the job wait for a leader.
+      r.background('starting the standby JobMaster jm-2', () => r.cluster.startJobMaster('jm-2', NO_CRASH_POINTS));
+    }
+
+    // A crash point may fire while the job is submitted: watch jm-1 from before submission.
+    const crash = plan.faults.findIndex((f) => f.kind === 'crash-point');
+    let markReady: () => void = () => {};
+    const monitorReady = new Promise<void>((res) => (markReady = res));
+    r.submittedAt = Date.now();
+    const submission = r.cluster.submit(JOB_MODULES[plan.job.job], jobArgs(plan.job, input, output));
+    let crashWatch: Promise<void> | undefined;
+    if (crash >= 0) {
+      crashWatch = (async () => {
+        r.jobId = await submission.catch(() => '');
+        if (!r.jobId) return;
+        await monitorReady;
+        await injectFault(r, plan.faults[crash]!, records[crash]!, 0);
+      })();
+    }
+    r.jobId = await submission;
+    result.jobId = r.jobId;
+    r.monitor = new JobMonitor(r.cluster, r.jobId, 100, (c) => r.onEpochChange(c));
+    r.monitor.start();
+    markReady();
+    r.log(`submitted ${r.jobId} (cluster up in ${((r.submittedAt - r.startedAt) / 1000).toFixed(1)} s)`);
+    if (crashWatch) await crashWatch;
+    else {
+      for (let i = 0; i < plan.faults.length; i++) {
+        await injectFault(r, plan.faults[i]!, records[i]!, i === 0 ? 0 : r.monitor.finishedTasks());
+        await r.settleBackground();
+        if (r.monitor.terminal) break;
+      }
+    }
+    await r.settleBackground();
+
+    // The verdict: the job must finish by the deadline with exactly the expected output.
+    const deadline = r.submittedAt + opts.deadlineMs;
+    await r.monitor.waitFor((s) => s.state !== undefined && TERMINAL_STATES.has(s.state), Math.max(0, deadline - Date.now()));
+    await r.settleBackground();
+    const final: JobStatus__Output | undefined = r.monitor.terminal;
+    if (!final) {
+      const last = r.monitor.latest();
+      const notFound = r.monitor.samples.slice(-20).every((s) => s.notFound);
+      if (notFound && r.monitor.samples.length >= 20) r.problem('lost', `the leader no longer knows job ${r.jobId}`);
+      else r.problem('stuck', `job ${r.jobId} did not finish within ${opts.deadlineMs} ms (last seen ${last ? `${last.state}, ${last.finished} tasks finished, epoch ${last.epoch}` : 'never'})`);
+    } else {
+      result.finalState = final.state;
+      for (const rep of final.recoveries) result.recoveries.push(recoveryRecord(rep));
+      if (final.state !== 'FINISHED') {
+        r.problem('lost', `job ${r.jobId} ended ${final.state}${final.failure ? `: ${final.failure.split('\n')[0]}` : ''}`);
+      } else {
+        const sink = final.vertices.at(-1);
+        const check = await checkOutput(output, expected, sink?.parallelism);
+        for (const p of check.problems) r.problem('wrong-output', p);
+      }
+    }
+    await r.monitor.stop();
+    r.log(`job ${final?.state ?? 'not finished'}; checking`);
+
+    // Finished tasks kept vs rerun, from the TaskManager logs.
+    const events = await allTaskEvents(r);
+    const acct = accountTasks(events, r.jobId, r.disruptions, r.tmKills);
+    result.tasks = acct;
+    for (const v of acct.reruns.filter((x) => x.violation)) {
+      r.problem('rerun-durable', `${v.vertexName} ${v.subtask} attempt ${v.attempt} finished on ${v.taskManagerId} (which lived), its finished event was durable, yet it ran again after "${v.disruption}"`);
+    }
+    // A leader that was stopped and resumed must not act any more.
+    for (const fc of r.fencingChecks) {
+      const stale = events.filter((e) => e.jobId === r.jobId && e.event === 'task.deploy' && e.epoch === fc.epoch && e.time > fc.resumedAt);
+      if (stale.length > 0) r.problem('not-fenced', `${fc.id} (epoch ${fc.epoch}) deployed ${stale.length} task(s) after it was resumed`);
+      const back = r.monitor.epochChanges.filter((c) => c.at > fc.resumedAt && c.epoch <= fc.epoch);
+      if (back.length > 0) r.problem('not-fenced', `leader.json went back to epoch ${back[0]!.epoch} after ${fc.id} was resumed`);
+    }
+    for (const loss of r.leaderLosses) {
+      const rec = r.monitor.recoveredAfter(loss.at, loss.epoch);
+      if (rec) result.observedRecoveryMs.push(rec.t - loss.at);
+    }
+    result.spontaneousFailovers = r.spontaneous;
+  } catch (err) {
+    r.problem('harness-error', errorMessage(err));
+  } finally {
+    await r.monitor?.stop().catch(() => undefined);
+    await r.settleBackground().catch(() => undefined);
+    if (r.cluster) await r.cluster.down().catch(() => r.cluster.killAll());
+  }
+  for (const p of r.problems) result.problems.push(`${p.outcome}: ${p.message}`);
+  result.outcome = OUTCOME_ORDER.find((o) => r.problems.some((p) => p.outcome === o)) ?? 'ok';
+  result.durationMs = Date.now() - started;
+  if (result.outcome !== 'ok' || opts.keepWorkdir) {
+    result.workdir = workdir;
+  } else {
+    await rm(workdir, { recursive: true, force: true }).catch(() => undefined);
+  }
+  return result;
+}
+

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { accountTasks, parseTaskEvents, type Disruption, type TaskEvent } from './task-log.js';
+
+function ev(event: TaskEvent['event'], subtask: number, attempt: number, tm: string, time: number): TaskEvent {
+  return { event, jobId: 'j', vertexId: 'v', vertexName: 'Source', subtask, attempt, taskManagerId: tm, time };
+}
+
+describe('parseTaskEvents', () => {
+  it('reads task lifecycle lines of a pino log and skips the rest', () => {
+    const log = [
+      JSON.stringify({ level: 30, time: 5, event: 'task.deploy', jobId: 'j', vertexId: 'v', vertexName: 'Source', subtask: 1, attempt: 0, epoch: 2, msg: 'task deployed' }),
+      'not json "task.deploy"',
+      JSON.stringify({ level: 30, time: 6, msg: 'registered' }),
+      JSON.stringify({ level: 30, time: 9, event: 'task.finish', jobId: 'j', vertexId: 'v', vertexName: 'Source', subtask: 1, attempt: 0, taskManagerId: 'tm-1' }),
+    ].join('\n');
+    expect(parseTaskEvents(log, 'tm-9')).toEqual([
+      { event: 'task.deploy', jobId: 'j', vertexId: 'v', vertexName: 'Source', subtask: 1, attempt: 0, taskManagerId: 'tm-9', epoch: 2, time: 5 },
+      { event: 'task.finish', jobId: 'j', vertexId: 'v', vertexName: 'Source', subtask: 1, attempt: 0, taskManagerId: 'tm-1', time: 9 },
+    ]);
+  });
+});
+
+describe('accountTasks', () => {
+  const events = [
+    ev('task.deploy', 0, 0, 'tm-1', 1), ev('task.finish', 0, 0, 'tm-1', 10), // durable, TM lives: kept
+    ev('task.deploy', 1, 0, 'tm-1', 1), ev('task.finish', 1, 0, 'tm-1', 20), // durable, TM lives, rerun: violation
+    ev('task.deploy', 2, 0, 'tm-2', 1), ev('task.finish', 2, 0, 'tm-2', 30), // TM killed: rerun is fine
+    ev('task.deploy', 3, 0, 'tm-1', 1), ev('task.finish', 3, 0, 'tm-1', 99), // not durable: rerun is fine
+    ev('task.deploy', 4, 0, 'tm-1', 1), // running at the fault: not counted
+    ev('task.deploy', 1, 1, 'tm-3', 200), ev('task.deploy', 2, 1, 'tm-3', 200), ev('task.deploy', 3, 1, 'tm-3', 200), ev('task.deploy', 4, 1, 'tm-3', 200),
+  ];
+  const d: Disruption = { at: 100, label: 'leader-kill', durableFinished: new Map([['v#0', 0], ['v#1', 0], ['v#2', 0]]) };
+
+  it('counts finished tasks kept and rerun, and flags durable reruns on live TaskManagers', () => {
+    const a = accountTasks(events, 'j', [d], [{ id: 'tm-2', at: 100 }]);
+    expect(a).toMatchObject({ finishedBeforeFault: 4, kept: 1, rerun: 3, violations: 1, rerunExcused: 0 });
+    expect(a.reruns.find((r) => r.violation)).toMatchObject({ subtask: 'v#1', taskManagerId: 'tm-1', durable: true, taskManagerLived: true });
+    expect(a.reruns.find((r) => r.subtask === 'v#2')).toMatchObject({ taskManagerLived: false, violation: false });
+    expect(a.reruns.find((r) => r.subtask === 'v#3')).toMatchObject({ durable: false, violation: false });
+  });
+
+  it('excuses reruns whose output the fault destroyed', () => {
+    const a = accountTasks(events, 'j', [{ ...d, destroyedPartitions: new Set(['v#1']) }], [{ id: 'tm-2', at: 100 }]);
+    expect(a).toMatchObject({ violations: 0, rerunExcused: 1 });
+  });
+
+  it('still excuses a rerun when the partition was deleted by an earlier fault (chaos seed 1003)', () => {
+    const deleted: Disruption = { at: 50, label: 'partition-delete', durableFinished: new Map([['v#1', 0]]), destroyedPartitions: new Set(['v#1']) };
+    const a = accountTasks(events, 'j', [deleted, d], [{ id: 'tm-2', at: 100 }]);
+    expect(a.reruns.find((r) => r.subtask === 'v#1')).toMatchObject({ disruption: 'leader-kill', violation: false });
+    expect(a.reruns.find((r) => r.subtask === 'v#1')?.excuse).toMatch(/deleted its partition/);
+    expect(a.violations).toBe(0);
+  });
+
+  it('attributes a redeploy to the latest disruption before it', () => {
+    const later: Disruption = { at: 150, label: 'second', durableFinished: new Map() };
+    const a = accountTasks(events, 'j', [d, later], []);
+    // Nothing was deployed between 100 and 150: every finished task was kept through the first fault.
+    expect(a.reruns.every((r) => r.disruption === 'second')).toBe(true);
+    expect(a.violations).toBe(0);
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * `npm run chaos -- --seed S --runs N [--faults LIST] [--job NAME] [--json FILE]`: the seeded
+ * chaos harness (packages/chaos/README.md). Exit code 0 when every run passed, 1 when any run
+ * failed (wrong or duplicate output, lost or stuck job, unfenced leader, a durable finished task
+ * rerun on a live TaskManager), 2 for a bad command line.
+ */
+import * as grpc from '@grpc/grpc-js';
+import { ChaosUsageError, USAGE, commandLine, killLiveClusters, parseChaosArgs, runChaos } from '@rebound/chaos';
+import { errorMessage } from '@rebound/core';
+
+// Calls to a JobMaster the harness just killed fail by design; grpc-js must not log each one.
+grpc.setLogVerbosity(grpc.logVerbosity.NONE);
+
+const argv = process.argv.slice(2);
+let opts;
+try {
+  opts = parseChaosArgs(argv);
+} catch (err) {
+  if (err instanceof ChaosUsageError) {
+    process.stderr.write(`chaos: ${err.message}\n`);
+    process.exit(2);
+  }
+  throw err;
+}
+if (opts.help) {
+  process.stdout.write(`${USAGE}\n`);
+  process.exit(0);
+}
+const options = opts;
+// Daemons are detached: an interrupted harness must not leave clusters behind.
+process.on('exit', killLiveClusters);
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(sig, () => {
+    killLiveClusters();
+    process.exit(130);
+  });
+}
+try {
+  const report = await runChaos(options, commandLine(argv), {
+    out: (l) => process.stdout.write(`${l}\n`),
+    progress: (l) => process.stderr.write(`${l}\n`),
+  });
+  process.exit(report.exitCode);
+} catch (err) {
+  process.stderr.write(`chaos: ${errorMessage(err)}\n`);
+  process.exit(1);
+}
