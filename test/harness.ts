@@ -19,6 +19,7 @@ import {
 import type { ClusterOverview__Output } from '@rebound/core';
 import { readLeader, type LeaderInfo } from '@rebound/ha';
 import { makeTempDir } from './util.js';
+import { parseTaskEvents, type TaskEvent } from '@rebound/chaos';
 
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const REBOUND_BIN = join(REPO_ROOT, 'bin', 'rebound.js');
@@ -76,47 +77,8 @@ function describeResult(args: readonly string[], r: CliResult): string {
   return `rebound ${args.join(' ')} exited ${r.code ?? r.signal}: ${r.stderr.trim() || r.stdout.trim()}`;
 }
 
-/** A task lifecycle transition logged by a TaskManager (`event: "task.deploy"` etc.). */
-export interface TaskEvent {
-  readonly event: 'task.deploy' | 'task.finish' | 'task.fail' | 'task.cancel';
-  readonly jobId: string;
-  readonly vertexId: string;
-  readonly vertexName: string;
-  readonly subtask: number;
-  readonly attempt: number;
-  readonly taskManagerId: string;
-  readonly epoch?: number;
-  readonly time: number;
-}
-
-const TASK_EVENTS = new Set(['task.deploy', 'task.finish', 'task.fail', 'task.cancel']);
-
-/** Parses the task lifecycle lines of a TaskManager's pino log. */
-export function parseTaskEvents(log: string, taskManagerId: string): TaskEvent[] {
-  const events: TaskEvent[] = [];
-  for (const line of log.split('\n')) {
-    if (!line.includes('"task.')) continue;
-    let o: Record<string, unknown>;
-    try {
-      o = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    if (typeof o.event !== 'string' || !TASK_EVENTS.has(o.event)) continue;
-    events.push({
-      event: o.event as TaskEvent['event'],
-      jobId: String(o.jobId ?? ''),
-      vertexId: String(o.vertexId ?? ''),
-      vertexName: String(o.vertexName ?? ''),
-      subtask: Number(o.subtask ?? 0),
-      attempt: Number(o.attempt ?? 0),
-      taskManagerId: typeof o.taskManagerId === 'string' ? o.taskManagerId : taskManagerId,
-      ...(typeof o.epoch === 'number' ? { epoch: o.epoch } : {}),
-      time: Number(o.time ?? 0),
-    });
-  }
-  return events;
-}
+// One parser of the TaskManagers' task lifecycle lines, shared with the chaos harness.
+export { parseTaskEvents, type TaskEvent };
 
 export interface LocalClusterOptions {
   readonly jobmasters?: number;
