@@ -169,6 +169,8 @@ interface Reexecution {
   /** Finished before the kill and deployed again after it. */
   reexecuted: number;
   fraction: number;
+  /** False with recovery off: there is no event log, so the fields below are empty. */
+  eventLog: boolean;
   /** Of those, the ones whose ExecutionVertexFinished event was in the log when the leader died. */
   reexecutedDurable: string[];
   /** Re-executed whose event was not durable (finished within a flush interval of the kill, or the FINISHED report never arrived). */
@@ -277,14 +279,19 @@ function analyseReexecution(events: readonly TaskEvent[], kill: KilledLeader, du
   }
   const reexecuted = [...finished.keys()].filter((k) => redeployed.has(k));
   const isDurable = (k: string): boolean => durable !== undefined && durable.get(k) === finished.get(k)!.attempt;
-  return {
+  const base = {
     finishedBeforeKill: finished.size,
     runningAtKill: [...deployedBefore].filter((k) => !finished.has(k)).length,
     reexecuted: reexecuted.length,
     fraction: finished.size === 0 ? 0 : reexecuted.length / finished.size,
+  };
+  if (!durable) return { ...base, eventLog: false, reexecutedDurable: [], reexecutedNotDurable: [], durableFinishedAtKill: 0, finishedNotDurableAtKill: 0 };
+  return {
+    ...base,
+    eventLog: true,
     reexecutedDurable: reexecuted.filter(isDurable),
     reexecutedNotDurable: reexecuted.filter((k) => !isDurable(k)),
-    durableFinishedAtKill: durable?.size ?? 0,
+    durableFinishedAtKill: durable.size,
     finishedNotDurableAtKill: [...finished.keys()].filter((k) => !isDurable(k)).length,
   };
 }
@@ -320,16 +327,19 @@ async function failoverTimeline(cluster: BenchCluster, newLeaderId: string, kill
 }
 
 /** Slot-ms of work thrown away by the failover, divided by the number of slots. */
-function lostWorkPerSlot(events: readonly TaskEvent[], kill: KilledLeader, r: Reexecution, slots: number): number {
+function lostWorkPerSlot(events: readonly TaskEvent[], kill: KilledLeader, slots: number): number {
   const deployed = new Map<string, number>();
   const finished = new Map<string, number>();
+  const rerun = new Set<string>();
   for (const e of events) {
-    if (e.epoch > kill.epoch) continue;
     const key = executionVertexKey(e.vertexId, e.subtask);
+    if (e.epoch > kill.epoch) {
+      if (e.event === 'task.deploy') rerun.add(key);
+      continue;
+    }
     if (e.event === 'task.deploy') deployed.set(key, e.time);
     if (e.event === 'task.finish') finished.set(key, e.time);
   }
-  const rerun = new Set([...r.reexecutedDurable, ...r.reexecutedNotDurable]);
   let lost = 0;
   for (const [key, t] of deployed) {
     const f = finished.get(key);
@@ -442,7 +452,7 @@ async function runScenario(scenario: Scenario, o: Options, workdir: string, base
             }
           : {}),
         timeline: await failoverTimeline(cluster, newLeader.jobmasterId, kill),
-        lostWorkPerSlotMs: Math.round(lostWorkPerSlot(events, kill, reexecution, o.taskmanagers * o.slots)),
+        lostWorkPerSlotMs: Math.round(lostWorkPerSlot(events, kill, o.taskmanagers * o.slots)),
         reexecution,
         notes: status.notes,
       };
