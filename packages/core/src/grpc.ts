@@ -94,34 +94,6 @@ export function shutdownServer(server: grpc.Server, graceMs = 2_000): Promise<vo
   });
 }
 
-export interface RetryOptions {
-  attempts: number;
-  initialDelayMs: number;
-  maxDelayMs: number;
-  /** Which failures are worth another try; defaults to UNAVAILABLE / NOT_LEADER. */
-  retryable?: (err: ReboundError) => boolean;
-  signal?: AbortSignal;
-}
-
-const defaultRetryable = (err: ReboundError): boolean =>
-  err.code === ErrorCode.UNAVAILABLE || err.code === ErrorCode.NOT_LEADER || err.code === ErrorCode.LEADER_NOT_FOUND;
-
-/** Retries with exponential backoff and jitter. */
-export async function withRetry<T>(fn: (attempt: number) => Promise<T>, opts: RetryOptions): Promise<T> {
-  let delay = opts.initialDelayMs;
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await fn(attempt);
-    } catch (raw) {
-      const err = fromServiceError(raw);
-      const retryable = (opts.retryable ?? defaultRetryable)(err);
-      if (!retryable || attempt >= opts.attempts || opts.signal?.aborted) throw err;
-      await sleep(delay * (0.8 + Math.random() * 0.4), opts.signal);
-      delay = Math.min(opts.maxDelayMs, delay * 2);
-    }
-  }
-}
-
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve();

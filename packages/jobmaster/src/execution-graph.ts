@@ -24,8 +24,6 @@ export class ExecutionVertex {
   location: TaskManagerLocation__Output | undefined;
   ioMetrics: IOMetrics__Output | undefined;
   finishedAtMs = 0;
-  /** Set while deployed: the epoch the current attempt was deployed under. */
-  deployedEpoch = 0;
 
   constructor(
     readonly jobVertex: ExecutionJobVertex,
@@ -192,7 +190,6 @@ export class ExecutionGraph {
       ev.location = undefined;
       ev.ioMetrics = undefined;
       ev.finishedAtMs = 0;
-      ev.deployedEpoch = 0;
     }
     for (const l of this.listeners) l.onExecutionsReset?.(evs);
   }

@@ -566,7 +566,6 @@ export class JobMaster {
     const ejv = ev.jobVertex;
     this.graph.transition(ev, 'DEPLOYING');
     ev.location = { task_manager_id: tm.id, address: tm.address };
-    ev.deployedEpoch = this.ctx.epoch;
     const tdd = this.deploymentDescriptor(ev);
     // The answer may come after this attempt was canceled or replaced: act on this attempt only.
     const id = this.attemptIdOf(ev);

@@ -1,5 +1,5 @@
 import { mkdir, readdir, rename, rm, rmdir, stat, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { ErrorCode, ReboundError, fsyncDir } from '@rebound/core';
 
 /** One sink subtask's output: the finished attempt's temporary file and where it goes. */
@@ -58,8 +58,4 @@ export async function applyCommit(manifest: CommitManifest): Promise<void> {
     await rmdir(join(dir, '.rebound-tmp')).catch(() => undefined);
     await fsyncDir(dir);
   }
-}
-
-export function isSinkTempDir(path: string): boolean {
-  return basename(path) === '.rebound-tmp';
 }
