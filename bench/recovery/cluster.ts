@@ -21,6 +21,7 @@ import {
 } from '@rebound/cli';
 import type { JobStatus__Output } from '@rebound/core';
 import { readLeader, type LeaderInfo } from '@rebound/ha';
+import { parseTaskEvents, type TaskEvent } from '@rebound/chaos';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const REBOUND = join(ROOT, 'bin/rebound.js');
@@ -58,44 +59,8 @@ async function reboundOk(args: readonly string[], timeoutMs?: number): Promise<C
 
 const defines = (config: Readonly<Record<string, string>>): string[] => Object.entries(config).flatMap(([k, v]) => ['-D', `${k}=${v}`]);
 
-/** A task lifecycle line of a TaskManager log (see TaskExecutor: `event: "task.deploy"` etc.). */
-export interface TaskEvent {
-  readonly event: 'task.deploy' | 'task.finish' | 'task.fail' | 'task.cancel';
-  readonly jobId: string;
-  readonly vertexId: string;
-  readonly subtask: number;
-  readonly attempt: number;
-  readonly epoch: number;
-  readonly taskManagerId: string;
-  readonly time: number;
-}
-
-const TASK_EVENTS = new Set(['task.deploy', 'task.finish', 'task.fail', 'task.cancel']);
-
-export function parseTaskEvents(log: string, taskManagerId: string): TaskEvent[] {
-  const out: TaskEvent[] = [];
-  for (const line of log.split('\n')) {
-    if (!line.includes('"task.')) continue;
-    let o: Record<string, unknown>;
-    try {
-      o = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    if (typeof o.event !== 'string' || !TASK_EVENTS.has(o.event)) continue;
-    out.push({
-      event: o.event as TaskEvent['event'],
-      jobId: String(o.jobId ?? ''),
-      vertexId: String(o.vertexId ?? ''),
-      subtask: Number(o.subtask ?? 0),
-      attempt: Number(o.attempt ?? 0),
-      epoch: Number(o.epoch ?? 0),
-      taskManagerId,
-      time: Number(o.time ?? 0),
-    });
-  }
-  return out;
-}
+// The task lifecycle lines are parsed by the chaos harness's parser, shared with the tests.
+export type { TaskEvent };
 
 export interface KilledLeader {
   readonly id: string;

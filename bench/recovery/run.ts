@@ -272,10 +272,10 @@ function analyseReexecution(events: readonly TaskEvent[], kill: KilledLeader, du
   const redeployed = new Set<string>();
   for (const e of events) {
     const key = executionVertexKey(e.vertexId, e.subtask);
-    const before = e.time < kill.killedAtMs && e.epoch <= kill.epoch;
+    const before = e.time < kill.killedAtMs && (e.epoch ?? 0) <= kill.epoch;
     if (e.event === 'task.finish' && before) finished.set(key, e);
     if (e.event === 'task.deploy' && before) deployedBefore.add(key);
-    if (e.event === 'task.deploy' && e.epoch > kill.epoch) redeployed.add(key);
+    if (e.event === 'task.deploy' && (e.epoch ?? 0) > kill.epoch) redeployed.add(key);
   }
   const reexecuted = [...finished.keys()].filter((k) => redeployed.has(k));
   const isDurable = (k: string): boolean => durable !== undefined && durable.get(k) === finished.get(k)!.attempt;
@@ -333,7 +333,7 @@ function lostWorkPerSlot(events: readonly TaskEvent[], kill: KilledLeader, slots
   const rerun = new Set<string>();
   for (const e of events) {
     const key = executionVertexKey(e.vertexId, e.subtask);
-    if (e.epoch > kill.epoch) {
+    if ((e.epoch ?? 0) > kill.epoch) {
       if (e.event === 'task.deploy') rerun.add(key);
       continue;
     }
@@ -423,7 +423,7 @@ async function runScenario(scenario: Scenario, o: Options, workdir: string, base
         durable = await durableFinished(haCopy, graph);
       }
       const reexecution = analyseReexecution(events, kill, durable);
-      const firstRedeploy = events.find((e) => e.event === 'task.deploy' && e.epoch > kill.epoch);
+      const firstRedeploy = events.find((e) => e.event === 'task.deploy' && (e.epoch ?? 0) > kill.epoch);
       const report: RecoveryReport__Output | undefined = status.recoveries[status.recoveries.length - 1];
       result.kill = {
         plannedAtJobMs: Math.round(o.killAt * (baselineMs ?? 0)),
