@@ -45,6 +45,7 @@ export async function runChaos(opts: ChaosOptions, command: string, io: ChaosIo)
       ...(opts.job ? { job: opts.job } : {}),
       ...(opts.faultsPerRun !== undefined ? { faultsPerRun: opts.faultsPerRun } : {}),
       ...(opts.crashPoint ? { crashPoint: opts.crashPoint } : {}),
+      ...(opts.slowdown !== undefined ? { slowdown: opts.slowdown } : {}),
     });
     const result = await runOne({
       run: i,

@@ -22,6 +22,14 @@ describe('parseChaosArgs', () => {
     expect(o).toMatchObject({ seed: 7, runs: 3, faults: ['leader-kill', 'torn-tail'], job: 'join', json: 'out.json', deadlineMs: 90_000 });
   });
 
+  it('takes --slowdown into the replay command and rejects a bad one', () => {
+    const o = parseChaosArgs(['--seed', '7', '--faults', 'leader-kill', '--slowdown', '3']);
+    expect(o.slowdown).toBe(3);
+    expect(replayCommand(o, 9)).toBe('npm run chaos -- --seed 9 --runs 1 --faults leader-kill --slowdown 3');
+    expect(parseChaosArgs(['--seed', '7', '--slowdown', '1']).slowdown).toBeUndefined();
+    expect(usageError(['--seed', '1', '--slowdown', '0'])).toBe("--slowdown must be an integer >= 1, got '0'");
+  });
+
   it('rejects unknown fault names, listing the known ones', () => {
     expect(usageError(['--seed', '1', '--faults', 'leader-kill,bogus'])).toMatch(/^unknown fault 'bogus'; known faults: leader-kill, crash-point/);
   });

@@ -7,7 +7,7 @@ import { CRASH_EVENT_TYPES, FAULT_KINDS, describeCrashPoint, isFaultKind, type C
 import { JOB_NAMES, isJobName, type JobName } from './jobs.js';
 
 export const USAGE = `usage: npm run chaos -- --seed S [--runs N] [--faults LIST] [--job wordcount|aggregation|join] [--json FILE]
-           [--md FILE] [--faults-per-run N] [--crash-point SPEC] [--deadline DURATION] [--time-budget DURATION]
+           [--md FILE] [--faults-per-run N] [--crash-point SPEC] [--slowdown N] [--deadline DURATION] [--time-budget DURATION]
            [--work-root DIR] [--keep] [--quiet]
   faults: ${FAULT_KINDS.join(', ')}
   crash points: before-event=<EventType>:<N> | after-event=<EventType>:<N> | after-deploy=<N>`;
@@ -23,6 +23,8 @@ export interface ChaosOptions {
   readonly md?: string;
   readonly faultsPerRun?: number;
   readonly crashPoint?: CrashPointSpec;
+  /** Multiplier of the jobs' per-record delays (default 1). */
+  readonly slowdown?: number;
   /** Per run: the job must be FINISHED this long after submission. */
   readonly deadlineMs: number;
   /** No new run starts after this much wall time (the runs so far are reported). */
@@ -110,6 +112,7 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
         md: { type: 'string' },
         'faults-per-run': { type: 'string' },
         'crash-point': { type: 'string' },
+        slowdown: { type: 'string' },
         deadline: { type: 'string' },
         'time-budget': { type: 'string' },
         'work-root': { type: 'string' },
@@ -156,6 +159,9 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
   const fprText = str('faults-per-run');
   const faultsPerRun = fprText === undefined ? undefined : integer(fprText, '--faults-per-run', 1);
   if (faultsPerRun !== undefined && faultsPerRun > 3) throw usage(`--faults-per-run must be at most 3, got ${faultsPerRun}`);
+  const slowdownText = str('slowdown');
+  const slowdown = slowdownText === undefined ? undefined : integer(slowdownText, '--slowdown', 1);
+  if (slowdown !== undefined && slowdown > 20) throw usage(`--slowdown must be at most 20, got ${slowdown}`);
   return {
     seed,
     runs,
@@ -165,6 +171,7 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
     ...(str('md') ? { md: str('md')! } : {}),
     ...(faultsPerRun !== undefined ? { faultsPerRun } : {}),
     ...(crashPoint ? { crashPoint } : {}),
+    ...(slowdown !== undefined && slowdown !== 1 ? { slowdown } : {}),
     deadlineMs: str('deadline') === undefined ? DEFAULT_DEADLINE_MS : duration(str('deadline')!, '--deadline'),
     ...(str('time-budget') !== undefined ? { timeBudgetMs: duration(str('time-budget')!, '--time-budget') } : {}),
     workRoot: str('work-root') ?? join(tmpdir(), 'rebound-chaos'),
@@ -181,6 +188,7 @@ export function replayCommand(opts: ChaosOptions, seed: number): string {
   if (opts.job) parts.push('--job', opts.job);
   if (opts.faultsPerRun !== undefined) parts.push('--faults-per-run', String(opts.faultsPerRun));
   if (opts.crashPoint) parts.push('--crash-point', describeCrashPoint(opts.crashPoint));
+  if (opts.slowdown !== undefined) parts.push('--slowdown', String(opts.slowdown));
   return parts.join(' ');
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EXCLUSIVE_FAULTS, FAULT_KINDS, crashPointConfig, drawFaultKinds, type FaultKind } from './faults.js';
+import { expectedLines } from './jobs.js';
 import { planRun } from './plan.js';
 import { Prng } from './prng.js';
 
@@ -71,5 +72,17 @@ describe('planRun', () => {
     expect(p.faults).toEqual([{ kind: 'crash-point', point: { kind: 'after-event', eventType: 'ExecutionVertexFinished', n: 2 } }]);
     expect(crashPointConfig({ kind: 'after-event', eventType: 'ExecutionVertexFinished', n: 2 })).toEqual({ 'debug.crash.after-event': 'ExecutionVertexFinished:2' });
     expect(crashPointConfig({ kind: 'after-deploy', n: 4 })).toEqual({ 'debug.crash.after-deploy': '4' });
+  });
+
+  it('--slowdown keeps the input, output and faults of a seed and multiplies only the delays', () => {
+    for (const job of ['wordcount', 'aggregation', 'join'] as const) {
+      const a = planRun(199, { job, pool: ['torn-tail', 'flipped-byte'], faultsPerRun: 2 });
+      const b = planRun(199, { job, pool: ['torn-tail', 'flipped-byte'], faultsPerRun: 2, slowdown: 3 });
+      expect(b.faults).toEqual(a.faults);
+      expect(expectedLines(b.job)).toEqual(expectedLines(a.job));
+      const delay = (p: typeof a): number => (p.job.job === 'wordcount' ? p.job.lineDelayMs : p.job.batchDelayMs);
+      expect(delay(b)).toBe(3 * delay(a));
+      expect({ ...b.job, lineDelayMs: 0, batchDelayMs: 0 }).toEqual({ ...a.job, lineDelayMs: 0, batchDelayMs: 0 });
+    }
   });
 });

@@ -13,6 +13,24 @@ export interface RunPlan {
 
 export interface RunPlanOptions extends PlanOptions {
   readonly job?: JobName;
+  /**
+   * Multiplies the job's per-record delays. Fault triggers count finished tasks, and on a fast,
+   * quiet machine the last tasks of a stage finish so close together that a trigger near the end
+   * can miss the job; a slower job gives the same faults room to land.
+   */
+  readonly slowdown?: number;
+}
+
+/** The job with its per-record delays multiplied by `factor` (same input, same output). */
+export function slowedDown(job: JobParams, factor: number): JobParams {
+  if (factor === 1) return job;
+  switch (job.job) {
+    case 'wordcount':
+      return { ...job, lineDelayMs: job.lineDelayMs * factor };
+    case 'aggregation':
+    case 'join':
+      return { ...job, batchDelayMs: job.batchDelayMs * factor };
+  }
 }
 
 /** The plan of the run with `seed`: the same seed and options always give the same plan. */
@@ -20,7 +38,7 @@ export function planRun(seed: number, opts: RunPlanOptions = {}): RunPlan {
   const prng = new Prng(seed);
   // Always drawn, so that --job does not shift the draws after it.
   const drawnJob = prng.pick(JOB_NAMES);
-  const job = drawJobParams(prng, opts.job ?? drawnJob);
+  const job = slowedDown(drawJobParams(prng, opts.job ?? drawnJob), opts.slowdown ?? 1);
   const shape = jobShape(job);
   const kinds = drawFaultKinds(prng, opts);
   const faults = kinds.map((k, i) => drawFault(prng, k, shape, i === 0, opts));
