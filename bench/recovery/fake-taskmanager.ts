@@ -4,11 +4,10 @@
  * that reports the retained partitions of one job and releases on request.
  *
  *   tsx bench/recovery/fake-taskmanager.ts --job-id J --vertex-id V --first S --step K --count N
- *       --subpartitions P [--stale M] [--no-bytes]
+ *       --subpartitions P [--stale M]
  *
- * Partitions: subtasks S, S+K, ... (N of them), attempt 0, P subpartitions with byte counts;
- * plus M stale ones (attempt 7) no event names. `--no-bytes` reports no subpartition byte
- * counts (what the answer would cost without them). Prints `{"port": N}` once serving; exits
+ * Partitions: subtasks S, S+K, ... (N of them), attempt 0, P subpartitions and their total
+ * bytes; plus M stale ones (attempt 7) no event names. Prints `{"port": N}` once serving; exits
  * when its stdin closes, so it never outlives the benchmark.
  */
 import * as grpc from '@grpc/grpc-js';
@@ -24,7 +23,6 @@ const { values } = parseArgs({
     count: { type: 'string', default: '0' },
     subpartitions: { type: 'string', default: '128' },
     stale: { type: 'string', default: '0' },
-    'no-bytes': { type: 'boolean', default: false },
   },
   strict: true,
 });
@@ -34,11 +32,12 @@ const first = Number(values.first);
 const step = Number(values.step);
 const count = Number(values.count);
 const subpartitions = Number(values.subpartitions);
-const withBytes = !values['no-bytes'];
 
-/** The same byte counts the benchmark's first JobMaster recorded for each subtask. */
-function subpartitionBytesOf(subtask: number, n: number): number[] {
-  return Array.from({ length: n }, (_, k) => 2_000 + ((subtask * 7919 + k * 104_729) % 20_000));
+/** The total of the byte counts the benchmark's first JobMaster recorded for each subtask. */
+function totalBytesOf(subtask: number, n: number): number {
+  let total = 0;
+  for (let k = 0; k < n; k++) total += 2_000 + ((subtask * 7919 + k * 104_729) % 20_000);
+  return total;
 }
 
 const partitions: PartitionWithMetrics[] = [];
@@ -47,11 +46,11 @@ for (let i = 0; i < count; i++) {
   partitions.push({
     partition_id: { job_id: jobId, vertex_id: vertexId, subtask, attempt: 0 },
     num_subpartitions: subpartitions,
-    subpartition_bytes: withBytes ? subpartitionBytesOf(subtask, subpartitions) : [],
+    total_bytes: totalBytesOf(subtask, subpartitions),
   });
 }
 for (let i = 0; i < Number(values.stale); i++) {
-  partitions.push({ partition_id: { job_id: jobId, vertex_id: vertexId, subtask: first + i * step, attempt: 7 }, num_subpartitions: subpartitions, subpartition_bytes: withBytes ? [1] : [] });
+  partitions.push({ partition_id: { job_id: jobId, vertex_id: vertexId, subtask: first + i * step, attempt: 7 }, num_subpartitions: subpartitions, total_bytes: 1 });
 }
 
 const unsupported = handleUnary<unknown, never>(() => {

@@ -1,7 +1,7 @@
 /**
  * Replay + reconcile of a job with N (default 10,000) finished executions, in-process.
  *
- *   npx tsx bench/recovery/replay.ts [--executions 10000] [--runs 5] [--what-if-runs 3]
+ *   npx tsx bench/recovery/replay.ts [--executions 10000] [--runs 5]
  *       [--consumer-parallelism 0] [--profile DIR]
  *
  * `--profile DIR` writes a .cpuprofile of each start(true) (its totals then include the
@@ -25,7 +25,6 @@
  * before the JobMaster starts, so the wait for them to notice the new leader is not part of the
  * number (the cluster benchmark has it): only the work is. The JobMaster's clock is
  * sub-millisecond, so the recovery report's replay / apply / reconcile split is exact.
- * A what-if repeats it with TaskManagers that report no per-subpartition byte counts.
  *
  * The parts are also timed one by one outside the JobMaster (read+decode only, apply only,
  * graph only, coordinator restore only, reconciliation bookkeeping only) to show where time goes.
@@ -64,8 +63,6 @@ import { TaskManagerRegistry, type RegisteredTaskManager } from '../../packages/
 export interface ReplayBenchOptions {
   readonly executions: number;
   readonly runs: number;
-  /** Recoveries against TaskManagers that report no subpartition byte counts (0: skip the what-if). */
-  readonly whatIfRuns: number;
   /** 0: the consumer's parallelism is decided adaptively (producers write max-parallelism subpartitions). */
   readonly consumerParallelism: number;
   readonly taskManagers: number;
@@ -125,8 +122,6 @@ export interface ReplayBenchResult {
   readonly warm: RecoveryTiming;
   readonly runs: readonly RecoveryTiming[];
   readonly parts: PartTimings;
-  /** The same recovery with TaskManagers that report no subpartition byte counts (a what-if). */
-  readonly withoutReportedSubpartitionBytes?: Measurement;
   readonly targetMs: number;
 }
 
@@ -298,7 +293,7 @@ async function startFakeTaskManager(id: string, args: readonly string[]): Promis
 }
 
 /** Every finished source subtask's partition, round-robin over the TaskManagers, plus stale ones no event names. */
-async function startFakeTaskManagers(f: Fixture, opts: ReplayBenchOptions, reportBytes: boolean): Promise<FakeTaskManager[]> {
+async function startFakeTaskManagers(f: Fixture, opts: ReplayBenchOptions): Promise<FakeTaskManager[]> {
   return Promise.all(
     Array.from({ length: opts.taskManagers }, (_, t) =>
       startFakeTaskManager(`tm-${t + 1}`, [
@@ -309,7 +304,6 @@ async function startFakeTaskManagers(f: Fixture, opts: ReplayBenchOptions, repor
         '--count', String(Math.ceil((opts.executions - t) / opts.taskManagers)),
         '--subpartitions', String(f.subpartitions),
         '--stale', String(opts.stalePerTaskManager),
-        ...(reportBytes ? [] : ['--no-bytes']),
       ]),
     ),
   );
@@ -515,13 +509,9 @@ export async function runReplayBench(opts: ReplayBenchOptions, baseDir = tmpdir(
   const fixture = await writeFixture(opts, baseDir);
   let fakes: FakeTaskManager[] = [];
   try {
-    fakes = await startFakeTaskManagers(fixture, opts, true);
+    fakes = await startFakeTaskManagers(fixture, opts);
     const main = await measure(fixture, opts, fakes, opts.runs, baseDir, 2, 'bytes');
     const { parts, snapshots } = await timeParts(fixture, fakes, baseDir);
-    for (const f of fakes) await f.close();
-    // What if the TaskManagers did not send per-subpartition byte counts (the JobMaster has them from the events)?
-    fakes = await startFakeTaskManagers(fixture, opts, false);
-    const noBytes = opts.whatIfRuns > 0 ? await measure(fixture, opts, fakes, opts.whatIfRuns, baseDir, 2 + opts.runs, 'no-bytes') : undefined;
     return {
       executions: opts.executions,
       events: fixture.events,
@@ -533,7 +523,6 @@ export async function runReplayBench(opts: ReplayBenchOptions, baseDir = tmpdir(
       writeMs: fixture.writeMs,
       ...main,
       parts,
-      ...(noBytes ? { withoutReportedSubpartitionBytes: noBytes } : {}),
       targetMs: TARGET_MS,
     };
   } finally {
@@ -566,10 +555,6 @@ export function printReplayResult(r: ReplayBenchResult): void {
   );
   console.table(timingRows(r.runs));
   console.log('Parts timed one by one (ms):', Object.fromEntries(Object.entries(r.parts).map(([k, v]) => [k, round1(v)])));
-  if (r.withoutReportedSubpartitionBytes) {
-    console.log('What if GetAndRetainPartitionsWithMetrics carried no subpartition byte counts:');
-    console.table(timingRows(r.withoutReportedSubpartitionBytes.runs));
-  }
   const ok = (ms: number): string => (ms < r.targetMs ? 'met' : 'MISSED');
   console.log(
     `replay + apply + reconcile: cold ${round1(r.cold.recoveryMs)} ms (${ok(r.cold.recoveryMs)}), warm median ${round1(r.warm.recoveryMs)} ms (${ok(r.warm.recoveryMs)}); target < ${r.targetMs} ms`,
@@ -581,7 +566,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     options: {
       executions: { type: 'string', default: '10000' },
       runs: { type: 'string', default: '5' },
-      'what-if-runs': { type: 'string', default: '3' },
       'consumer-parallelism': { type: 'string', default: '0' },
       profile: { type: 'string' },
     },
@@ -590,7 +574,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const result = await runReplayBench({
     executions: Number(values.executions),
     runs: Math.max(1, Number(values.runs)),
-    whatIfRuns: Math.max(0, Number(values['what-if-runs'])),
     consumerParallelism: Number(values['consumer-parallelism']),
     taskManagers: 3,
     stalePerTaskManager: 5,

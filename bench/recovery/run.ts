@@ -3,7 +3,7 @@
  *
  *   npx tsx bench/recovery/run.ts [--repeat 1] [--kill-at 0.6] [--standby-at recovered|kill|never]
  *       [--splits 200] [--rows-per-split 200] [--record-delay-ms 3] [--p1 3] [--p2 2]
- *       [--taskmanagers 3] [--slots 2] [--executions 10000] [--replay-runs 5] [--what-if-runs 3]
+ *       [--taskmanagers 3] [--slots 2] [--executions 10000] [--replay-runs 5]
  *       [--max-load 3] [--load-wait 5 min] [--skip-cluster] [--skip-replay] [--merge] [--keep]
  *       [--workdir DIR] [--results FILE]
  *
@@ -70,7 +70,6 @@ interface Options {
   slots: number;
   executions: number;
   replayRuns: number;
-  whatIfRuns: number;
   maxLoad: number;
   loadWaitMs: number;
   skipCluster: boolean;
@@ -97,7 +96,6 @@ function parseOptions(): Options {
       slots: { type: 'string', default: '2' },
       executions: { type: 'string', default: '10000' },
       'replay-runs': { type: 'string', default: '5' },
-      'what-if-runs': { type: 'string', default: '3' },
       'max-load': { type: 'string', default: '3' },
       'load-wait': { type: 'string', default: '5 min' },
       'skip-cluster': { type: 'boolean', default: false },
@@ -134,7 +132,6 @@ function parseOptions(): Options {
     slots: int(values.slots, 'slots', 1),
     executions: int(values.executions, 'executions', 1),
     replayRuns: int(values['replay-runs'], 'replay-runs', 1),
-    whatIfRuns: int(values['what-if-runs'], 'what-if-runs', 0),
     maxLoad: Number(values['max-load']),
     loadWaitMs: parseDuration(values['load-wait'], 'load-wait'),
     skipCluster: values['skip-cluster'],
@@ -573,7 +570,7 @@ async function main(): Promise<void> {
   if (!o.skipReplay) {
     const quiet = await waitForQuietMachine(o.maxLoad, o.loadWaitMs, 'the replay benchmark');
     console.log(`\nreplay + reconcile of ${o.executions} executions (load ${quiet.load}) ...`);
-    replay = await runReplayBench({ executions: o.executions, runs: o.replayRuns, whatIfRuns: o.whatIfRuns, consumerParallelism: 0, taskManagers: 3, stalePerTaskManager: 5 });
+    replay = await runReplayBench({ executions: o.executions, runs: o.replayRuns, consumerParallelism: 0, taskManagers: 3, stalePerTaskManager: 5 });
     printReplayResult(replay);
   }
 

@@ -333,7 +333,7 @@ export class JobMaster {
     const release = new Map<string, { tm: RegisteredTaskManager; ids: ResultPartitionId[] }>();
     for (const r of rec.reported.values()) {
       const ev = recovered.get(r.key);
-      const bytes = r.partition.subpartition_bytes.reduce((a, b) => a + b, 0);
+      const bytes = r.partition.total_bytes;
       if (ev && needed.has(r.key)) {
         ev.location = { task_manager_id: r.tm.id, address: r.tm.address };
         reusedBytes += bytes;

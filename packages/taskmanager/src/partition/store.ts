@@ -166,7 +166,7 @@ export class PartitionStore {
     const out: PartitionWithMetrics__Output[] = [];
     for (const p of this.finished.values()) {
       if (jobId !== undefined && p.id.job_id !== jobId) continue;
-      out.push({ partition_id: { ...p.id }, num_subpartitions: p.numSubpartitions, subpartition_bytes: [...p.subpartitionBytes] });
+      out.push({ partition_id: { ...p.id }, num_subpartitions: p.numSubpartitions, total_bytes: p.subpartitionBytes.reduce((a, b) => a + b, 0) });
     }
     return out;
   }

@@ -6,11 +6,11 @@ import type { Long } from '@grpc/proto-loader';
 export interface PartitionWithMetrics {
   'partition_id'?: (_rebound_v1_ResultPartitionId | null);
   'num_subpartitions'?: (number);
-  'subpartition_bytes'?: (number | string | Long)[];
+  'total_bytes'?: (number | string | Long);
 }
 
 export interface PartitionWithMetrics__Output {
   'partition_id': (_rebound_v1_ResultPartitionId__Output | null);
   'num_subpartitions': (number);
-  'subpartition_bytes': (number)[];
+  'total_bytes': (number);
 }
