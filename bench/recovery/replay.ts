@@ -201,7 +201,7 @@ async function writeFixture(opts: ReplayBenchOptions, baseDir: string): Promise<
   await events.start();
   const executionGraph = new ExecutionGraph(graph);
   const coordinators = new Map<string, SourceCoordinator>();
-  const recorder = new JobEventRecorder(events, coordinators, () => '', config.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'), simClock, silentLogger());
+  const recorder = new JobEventRecorder(events, coordinators, new Map(), () => '', config.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'), simClock, silentLogger());
   executionGraph.addListener(recorder);
 
   const source = executionGraph.vertex(SOURCE_VERTEX);

@@ -1,3 +1,4 @@
+import type { OperatorCoordinatorProvider, ProcessFunction } from './coordinator.js';
 import { jobInvalid, userCodeError } from './errors.js';
 import type { ExecutionEnvironment } from './environment.js';
 import type { KeySelector, Record as AnyRecord, SinkTransformation, Transformation } from './transformations.js';
@@ -55,6 +56,33 @@ export class DataSet<T> {
   filter(fn: (record: T) => boolean): DataSet<T> {
     checkFunction(fn, 'filter');
     return this.derive({ kind: 'filter', name: 'Filter', input: this.id, fn: fn as (r: AnyRecord) => boolean });
+  }
+
+  /**
+   * A chained operator that gets the records a batch at a time and may wait, e.g. for its
+   * coordinator. `create` is called once per task attempt, so the function it returns may keep
+   * state for its subtask. `options.coordinator` creates JobMaster-side logic that the subtasks
+   * ask with `ctx.sendRequestToCoordinator` (see coordinator.ts for how it survives a JobMaster
+   * failover).
+   */
+  process<R, Req = never, Res = never, State = unknown>(
+    create: () => ProcessFunction<T, R, Req, Res>,
+    options: { readonly coordinator?: OperatorCoordinatorProvider<Req, Res, State> } = {},
+  ): DataSet<R> {
+    checkFunction(create, 'process(create): create');
+    const c = options.coordinator;
+    if (c !== undefined) {
+      if (typeof c !== 'object' || c === null) throw jobInvalid('process(fn, { coordinator }): coordinator must be an object with create(ctx)');
+      checkFunction(c.create, 'process(fn, { coordinator }): coordinator.create');
+      if (c.restore !== undefined) checkFunction(c.restore, 'process(fn, { coordinator }): coordinator.restore');
+    }
+    return this.derive({
+      kind: 'process',
+      name: 'Process',
+      input: this.id,
+      create: create as unknown as () => ProcessFunction<AnyRecord, AnyRecord, unknown, unknown>,
+      ...(c ? { coordinator: c as unknown as OperatorCoordinatorProvider<unknown, unknown, unknown> } : {}),
+    });
   }
 
   /** Partitions the records by key. Creates its operator only once consumed (reduce, sum, ...). */

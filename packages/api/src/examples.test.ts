@@ -26,6 +26,13 @@ describe('examples (on the reference interpreter)', () => {
     );
   });
 
+  it('unique-ids numbers every line once with ids from its coordinator', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rebound-ids-'));
+    writeFileSync(join(dir, 'a.txt'), 'alpha\nbeta\n\ngamma\n');
+    const out = await run('unique-ids.ts', ['--input', dir, '--output', '/out', '--block-size', '3']);
+    expect(out).toEqual(['0\talpha', '1\tbeta', '2\t', '3\tgamma'].sort());
+  });
+
   it('wordcount reports bad arguments as a build failure', async () => {
     const def = await loadJobModule(join(examples, 'wordcount.ts'));
     await expect(buildJob(def, ['--input', 'x'])).rejects.toThrow(/job 'wordcount' failed to build: missing --output; usage: wordcount/);

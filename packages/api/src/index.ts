@@ -1,6 +1,7 @@
 // Side effect first: registers the error classes that bundled job modules share (errors.ts).
 export { CORE_REGISTRY_KEY } from './errors.js';
 export * from './source.js';
+export type * from './coordinator.js';
 export type * from './transformations.js';
 export { defineJob, isJobDefinition, type JobDefinition } from './job.js';
 export { ExecutionEnvironment, type EnvironmentOptions, type SourceOptions } from './environment.js';

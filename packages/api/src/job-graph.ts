@@ -58,7 +58,7 @@ interface VertexBuilder {
 /**
  * Builds the job and its JobGraph. Operators are chained into vertices: a vertex starts at a
  * source, a reduce (fed through a HASH edge whose producer applies the keyBy and pre-aggregates
- * with the reduce) or a join (two HASH edges: left, then right); map, flatMap, filter and sink
+ * with the reduce) or a join (two HASH edges: left, then right); map, flatMap, filter, process and sink
  * chain into their input's vertex.
  */
 export async function buildJob(def: JobDefinition, args: readonly string[], options: BuildJobOptions = {}): Promise<BuiltJob> {
@@ -102,6 +102,7 @@ export async function buildJob(def: JobDefinition, args: readonly string[], opti
       case 'map':
       case 'flatMap':
       case 'filter':
+      case 'process':
       case 'sink': {
         const v = vertexOf.get(t.input)!;
         v.ops.push(t);

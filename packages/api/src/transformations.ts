@@ -1,3 +1,4 @@
+import type { OperatorCoordinatorProvider, ProcessFunction } from './coordinator.js';
 import type { Source, SourceSplit } from './source.js';
 
 /**
@@ -34,6 +35,14 @@ export interface FilterTransformation extends Base {
   readonly kind: 'filter';
   readonly input: string;
   readonly fn: (record: Record) => boolean;
+}
+/** Batch-at-a-time operator that may wait, optionally with a coordinator on the JobMaster. */
+export interface ProcessTransformation extends Base {
+  readonly kind: 'process';
+  readonly input: string;
+  /** Called once per task attempt: a process function may keep state for its subtask. */
+  readonly create: () => ProcessFunction<Record, Record, unknown, unknown>;
+  readonly coordinator?: OperatorCoordinatorProvider<unknown, unknown, unknown>;
 }
 /** Partitions its input by key; consumed by a reduce (not an operator of its own). */
 export interface KeyByTransformation extends Base {
@@ -75,6 +84,7 @@ export type Transformation =
   | MapTransformation
   | FlatMapTransformation
   | FilterTransformation
+  | ProcessTransformation
   | KeyByTransformation
   | ReduceTransformation
   | JoinTransformation

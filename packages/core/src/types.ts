@@ -6,6 +6,8 @@ export type * from './generated/rebound/v1/CancelTaskRequest.js';
 export type * from './generated/rebound/v1/CancelTaskResponse.js';
 export type * from './generated/rebound/v1/ClusterOverview.js';
 export type * from './generated/rebound/v1/ClusterOverviewRequest.js';
+export type * from './generated/rebound/v1/CoordinationRequest.js';
+export type * from './generated/rebound/v1/CoordinationResponse.js';
 export type * from './generated/rebound/v1/DeployTaskResponse.js';
 export type * from './generated/rebound/v1/DisconnectJobRequest.js';
 export type * from './generated/rebound/v1/DisconnectJobResponse.js';

@@ -3,6 +3,7 @@ import type { Clock, Logger, OperatorCoordinatorSnapshot } from '@rebound/core';
 import type { JobEvent, JobEventManager } from '@rebound/event-store';
 import type { CrashPoints } from './crash-points.js';
 import type { ExecutionGraphListener, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
+import type { OperatorCoordinatorHolder } from './operator-coordinator-holder.js';
 import type { SourceCoordinator } from './source-coordinator.js';
 
 /**
@@ -11,14 +12,19 @@ import type { SourceCoordinator } from './source-coordinator.js';
  *
  * Snapshots: a finished source subtask always records the splits it consumed (an increment);
  * a full coordinator snapshot goes with the event when the vertex finished or when
- * `execution.batch.job-recovery.snapshot.min-pause` has passed since the last one.
+ * `execution.batch.job-recovery.snapshot.min-pause` has passed since the last one. User
+ * coordinators have no increments: their snapshots are timed per operator, and a new leader
+ * reruns the subtasks that finished after the newest one (as Flink drops finished events that
+ * no snapshot follows).
  */
 export class JobEventRecorder implements ExecutionGraphListener {
   private lastSnapshotAtMs = -Infinity;
+  private readonly lastUserSnapshotAtMs = new Map<string, number>();
 
   constructor(
     private readonly events: JobEventManager,
     private readonly coordinators: ReadonlyMap<string, SourceCoordinator>,
+    private readonly userCoordinators: ReadonlyMap<string, readonly OperatorCoordinatorHolder[]>,
     private readonly sinkTempFileOf: (ev: ExecutionVertex) => string,
     private readonly snapshotMinPauseMs: number,
     private readonly clock: Clock,
@@ -75,6 +81,18 @@ export class JobEventRecorder implements ExecutionGraphListener {
           snapshots.push({ operator_id: coordinator.operatorId, state });
           this.lastSnapshotAtMs = now;
         }
+      }
+    }
+    for (const h of this.userCoordinators.get(ejv.id) ?? []) {
+      if (!h.supportsBatchSnapshot()) continue;
+      const now = this.clock.now();
+      if (!vertexFinished && now - (this.lastUserSnapshotAtMs.get(h.operatorId) ?? -Infinity) < this.snapshotMinPauseMs) continue;
+      try {
+        snapshots.push({ operator_id: h.operatorId, state: h.snapshotNow() });
+        this.lastUserSnapshotAtMs.set(h.operatorId, now);
+      } catch (err) {
+        // Without this snapshot the subtasks finished since the last one rerun after a failover.
+        this.logger.warn({ operatorId: h.operatorId, err: errorMessage(err) }, 'coordinator snapshot failed');
       }
     }
     this.write('ExecutionVertexFinished', () =>

@@ -15,6 +15,9 @@ export class ReplayedJobState {
   readonly maxAttempt = new Map<string, number>();
   /** Newest full snapshot per coordinator (operator id). */
   readonly snapshots = new Map<string, Uint8Array>();
+  /** Number of the event that finished each kept execution, and that carried each newest snapshot. */
+  private readonly finishedSeq = new Map<string, number>();
+  private readonly snapshotSeq = new Map<string, number>();
   events = 0;
   lastEventAtMs = 0;
 
@@ -47,14 +50,34 @@ export class ReplayedJobState {
         const key = executionVertexKey(e.vertex_id, e.subtask);
         this.finished.delete(key);
         this.finished.set(key, e);
+        this.finishedSeq.set(key, this.events);
         this.maxAttempt.set(key, Math.max(this.maxAttempt.get(key) ?? -1, e.attempt));
-        for (const s of e.coordinator_snapshots) this.snapshots.set(s.operator_id, s.state);
+        for (const s of e.coordinator_snapshots) {
+          this.snapshots.set(s.operator_id, s.state);
+          this.snapshotSeq.set(s.operator_id, this.events);
+        }
         return;
       }
       case 'ExecutionVertexReset':
         for (const v of record.event.vertices) this.finished.delete(executionVertexKey(v.vertex_id, v.subtask));
         return;
     }
+  }
+
+  /**
+   * Forgets the vertex's executions that finished after the newest snapshot of coordinator
+   * `operatorId` (all of them without one, or without an operator): what they did is not in the
+   * state the coordinator is restored to, so they must run again. Returns how many it forgot.
+   */
+  dropFinishedAfterSnapshot(vertexId: string, operatorId?: string): number {
+    const covered = operatorId === undefined ? -1 : (this.snapshotSeq.get(operatorId) ?? -1);
+    let dropped = 0;
+    for (const [key, e] of this.finished) {
+      if (e.vertex_id !== vertexId || this.finishedSeq.get(key)! <= covered) continue;
+      this.finished.delete(key);
+      dropped++;
+    }
+    return dropped;
   }
 
   finishedOf(vertexId: string): ExecutionVertexFinishedEvent__Output[] {

@@ -11,6 +11,8 @@ import type {
   RecoveryReport,
   ResultPartitionId,
   SplitRequest__Output,
+  CoordinationRequest__Output,
+  CoordinationResponse,
   SplitResponse,
   TaskDeploymentDescriptor,
   TaskExecutionState__Output,
@@ -30,6 +32,7 @@ import type { CrashPoints } from './crash-points.js';
 import { JobEventRecorder } from './job-event-recorder.js';
 import { ReplayedJobState } from './job-event-replay.js';
 import { PartitionReconciliation } from './partition-reconciliation.js';
+import { OperatorCoordinatorHolder } from './operator-coordinator-holder.js';
 import { SourceCoordinator } from './source-coordinator.js';
 import { applyCommit, sinkFinalFile, sinkTempFile, type CommitManifest } from './sink-committer.js';
 import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-registry.js';
@@ -79,6 +82,8 @@ export class JobMaster {
   finishedAtMs = 0;
   readonly notes: string[] = [];
   private readonly coordinators = new Map<string, SourceCoordinator>();
+  /** User coordinators (`DataSet.process(fn, { coordinator })`) by vertex id, created with the vertex. */
+  private readonly userCoordinators = new Map<string, OperatorCoordinatorHolder[]>();
   private readonly restartDelays = new Map<string, PendingRestart>();
   private readonly sinkTemps = new Map<string, string>();
   private readonly logger: Logger;
@@ -109,6 +114,7 @@ export class JobMaster {
       this.recorder = new JobEventRecorder(
         ctx.events,
         this.coordinators,
+        this.userCoordinators,
         (ev) => this.sinkTemps.get(ev.key) ?? '',
         this.jobConfig.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
         ctx.clock,
@@ -214,8 +220,9 @@ export class JobMaster {
     // Start over on a clean log and a fresh graph; partitions of the old run go away.
     await events.stop(true);
     await events.start();
-    for (const c of this.coordinators.values()) await c.close();
+    await this.closeCoordinators();
     this.coordinators.clear();
+    this.userCoordinators.clear();
     this.sinkTemps.clear();
     this.graph = new ExecutionGraph(this.jobGraph);
     if (this.recorder) {
@@ -235,6 +242,7 @@ export class JobMaster {
   }
 
   private async applyReplay(replayed: ReplayedJobState, report: RecoveryReport): Promise<void> {
+    let dropped = 0;
     const recorder = this.recorder;
     if (recorder) recorder.muted = true;
     try {
@@ -247,7 +255,9 @@ export class JobMaster {
           this.coordinators.set(ejv.id, new SourceCoordinator(op.id, ejv.name, op.source, init.parallelism, this.logger));
         }
         this.graph.initializeVertex(ejv, init.parallelism, ranges, ejv.jobVertex.parallelism === 0);
+        await this.createUserCoordinators(ejv, false);
       }
+      dropped = this.dropFinishedNotCoveredByCoordinators(replayed);
       for (const e of replayed.finished.values()) {
         const ev = this.graph.executionVertex(e.vertex_id, e.subtask);
         if (!ev) throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `finished event for unknown subtask ${e.vertex_id}#${e.subtask}`);
@@ -295,7 +305,37 @@ export class JobMaster {
         for (const ev of ejv.vertices) coordinator.setAttempt(ev.subtask, ev.attempt);
       }
     }
-    report.executions_reset = reset;
+    for (const [vertexId, holders] of this.userCoordinators) {
+      const ejv = this.graph.vertex(vertexId);
+      for (const h of holders) {
+        if (h.supportsBatchSnapshot()) {
+          await h.resetToCheckpoint(replayed.snapshots.get(h.operatorId));
+        } else {
+          if (ejv.isFinished()) this.restartAllOnReset.add(vertexId);
+          await h.start();
+        }
+        // Attempts that were running at the snapshot (or that finished after it) run again.
+        for (const ev of ejv.vertices) if (ev.state !== 'FINISHED') h.subtaskReset(ev.subtask, ev.attempt);
+      }
+    }
+    report.executions_reset = reset + dropped;
+  }
+
+  /**
+   * User coordinators are restored from their newest snapshot: executions of their vertices that
+   * finished after it rerun, and so do all of a vertex whose coordinator has no batch snapshots
+   * unless the vertex had finished (FLIP-383 drops finished events no snapshot covers).
+   */
+  private dropFinishedNotCoveredByCoordinators(replayed: ReplayedJobState): number {
+    let dropped = 0;
+    for (const [vertexId, holders] of this.userCoordinators) {
+      for (const h of holders) if (h.supportsBatchSnapshot()) dropped += replayed.dropFinishedAfterSnapshot(vertexId, h.operatorId);
+      const parallelism = replayed.initialized.get(vertexId)?.parallelism ?? 0;
+      const unfinished = replayed.finishedOf(vertexId).length < parallelism;
+      if (unfinished && holders.some((h) => !h.supportsBatchSnapshot())) dropped += replayed.dropFinishedAfterSnapshot(vertexId);
+    }
+    if (dropped > 0) this.logger.info({ dropped }, 'executions that finished after their coordinator snapshot run again');
+    return dropped;
   }
 
   private sourceOperator(ejv: ExecutionJobVertex): Extract<Transformation, { kind: 'source' }> {
@@ -367,7 +407,7 @@ export class JobMaster {
     );
     if (missing.length > 0) {
       const toReset = this.withWholeSources(missing);
-      for (const ev of toReset) this.coordinators.get(ev.jobVertex.id)?.subtaskReset(ev.subtask, ev.attempt + 1);
+      this.notifyCoordinatorsOfReset(toReset);
       this.graph.resetForNewExecutions(toReset);
       this.afterSourceResets(toReset);
       report.executions_reset = (report.executions_reset ?? 0) + toReset.length;
@@ -440,13 +480,17 @@ export class JobMaster {
     return [...out];
   }
 
-  /** After a whole-source reset, the source's enumerator starts over. */
+  /** After a whole-vertex reset, the vertex's enumerator and user coordinators start over. */
   private afterSourceResets(evs: readonly ExecutionVertex[]): void {
     const vertices = new Set(evs.map((ev) => ev.jobVertex.id));
     for (const id of vertices) {
       if (!this.restartAllOnReset.has(id)) continue;
       this.restartAllOnReset.delete(id);
       const ejv = this.graph.vertex(id);
+      for (const h of this.userCoordinators.get(id) ?? []) {
+        this.logger.info({ vertexId: id, operatorId: h.operatorId }, 'coordinator without batch snapshots starts over with all its subtasks');
+        void h.resetToCheckpoint(undefined).catch((err: unknown) => void this.failJob(errorMessage(err)));
+      }
       const coordinator = this.coordinators.get(id);
       if (!coordinator) continue;
       this.logger.info({ vertexId: id }, 'source without batch snapshots restarts all its subtasks with a fresh enumerator');
@@ -471,6 +515,7 @@ export class JobMaster {
     await coordinator.start();
     this.coordinators.set(ejv.id, coordinator);
     this.graph.initializeVertex(ejv, parallelism, [], ejv.jobVertex.parallelism === 0);
+    await this.createUserCoordinators(ejv);
   }
 
   /** Initializes a non-source vertex once all its producers finished. */
@@ -513,6 +558,49 @@ export class JobMaster {
       { vertexId: ejv.id, vertexName: ejv.name, parallelism, adaptive: fixed === 0, inputBytes: bytes.reduce((a, b) => a + b, 0) },
       'vertex initialized',
     );
+    // Its tasks may be deployed before the coordinators started: requests wait for the start.
+    this.createUserCoordinators(ejv).catch((err: unknown) => void this.failJob(errorMessage(err)));
+  }
+
+  /** The `process` operators of a vertex that have a coordinator. */
+  private coordinatedOperators(ejv: ExecutionJobVertex): Extract<Transformation, { kind: 'process' }>[] {
+    const out: Extract<Transformation, { kind: 'process' }>[] = [];
+    for (const id of ejv.jobVertex.operator_ids) {
+      const op = this.operators.get(id);
+      if (op?.kind === 'process' && op.coordinator) out.push(op);
+    }
+    return out;
+  }
+
+  /** Creates and starts the user coordinators of a vertex that was just initialized. */
+  private async createUserCoordinators(ejv: ExecutionJobVertex, started = true): Promise<void> {
+    const holders = this.coordinatedOperators(ejv).map(
+      (op) => new OperatorCoordinatorHolder(ejv.id, op.id, op.name, op.coordinator!, ejv.parallelism, this.logger),
+    );
+    if (holders.length === 0) return;
+    this.userCoordinators.set(ejv.id, holders);
+    if (started) await Promise.all(holders.map((h) => h.start()));
+  }
+
+  /** Runs a call into user coordinator code; a failure fails the job (its state is now unknown). */
+  private userCoordinatorCall(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      void this.failJob(errorMessage(err));
+    }
+  }
+
+  private notifyCoordinatorsOfReset(evs: readonly ExecutionVertex[]): void {
+    for (const ev of evs) {
+      this.coordinators.get(ev.jobVertex.id)?.subtaskReset(ev.subtask, ev.attempt + 1);
+      for (const h of this.userCoordinators.get(ev.jobVertex.id) ?? []) this.userCoordinatorCall(() => h.subtaskReset(ev.subtask, ev.attempt + 1));
+    }
+  }
+
+  private async closeCoordinators(): Promise<void> {
+    for (const c of this.coordinators.values()) await c.close();
+    for (const hs of this.userCoordinators.values()) for (const h of hs) await h.close();
   }
 
   /** The scheduler's one loop: initialize what can be, deploy what is ready, finish the job. */
@@ -680,6 +768,7 @@ export class JobMaster {
     const location = ev.location ?? { task_manager_id: tmId, address: this.ctx.registry.get(tmId)?.address ?? '' };
     this.ctx.registry.freeSlot(location.task_manager_id);
     this.coordinators.get(ev.jobVertex.id)?.subtaskFinished(ev.subtask, ev.attempt);
+    for (const h of this.userCoordinators.get(ev.jobVertex.id) ?? []) this.userCoordinatorCall(() => h.subtaskFinished(ev.subtask, ev.attempt));
     this.graph.markFinished(ev, location, metrics ?? { records_in: 0, records_out: 0, bytes_in: 0, bytes_out: 0, subpartition_bytes: [] }, this.ctx.clock.now());
     if (ev.jobVertex.isFinished()) {
       this.logger.info({ vertexId: ev.jobVertex.id, vertexName: ev.jobVertex.name }, 'vertex finished');
@@ -738,9 +827,7 @@ export class JobMaster {
     }
     this.restarts++;
     const notBefore = this.ctx.clock.now() + this.restartDelayMs;
-    for (const ev of evs) {
-      this.coordinators.get(ev.jobVertex.id)?.subtaskReset(ev.subtask, ev.attempt + 1);
-    }
+    this.notifyCoordinatorsOfReset(evs);
     this.graph.resetForNewExecutions(evs);
     this.afterSourceResets(evs);
     for (const ev of evs) this.restartDelays.set(ev.key, { notBeforeMs: notBefore });
@@ -770,6 +857,25 @@ export class JobMaster {
     if ('split' in answer) return { split_json: JSON.stringify(answer.split), no_more_splits: false, retry_after_ms: 0 };
     if ('noMoreSplits' in answer) return { split_json: '', no_more_splits: true, retry_after_ms: 0 };
     return { split_json: '', no_more_splits: false, retry_after_ms: answer.retryAfterMs };
+  }
+
+  /** A task's request to a user coordinator of its vertex. */
+  async handleCoordinationRequest(req: CoordinationRequest__Output): Promise<CoordinationResponse> {
+    if (req.epoch !== this.ctx.epoch || this.state !== 'RUNNING') {
+      throw new ReboundError(ErrorCode.STALE_EPOCH, `coordination request of epoch ${req.epoch} to a JobMaster of epoch ${this.ctx.epoch}`);
+    }
+    const ev = this.currentAttempt(req.execution);
+    if (!ev) throw new ReboundError(ErrorCode.ILLEGAL_STATE, `no running attempt ${req.execution ? attemptKey(req.execution) : '?'}`);
+    const holder = this.userCoordinators.get(ev.jobVertex.id)?.find((h) => h.operatorId === req.operator_id);
+    if (!holder) {
+      throw new ReboundError(ErrorCode.ILLEGAL_STATE, `operator ${req.operator_id} of vertex '${ev.jobVertex.name}' has no coordinator (pass { coordinator } to process())`);
+    }
+    try {
+      return { response_json: await holder.handleRequest(ev.subtask, ev.attempt, req.request_json) };
+    } catch (err) {
+      if (err instanceof ReboundError && err.code === ErrorCode.USER_CODE) void this.failJob(err.message);
+      throw err;
+    }
   }
 
   private async finishJob(): Promise<void> {
@@ -861,7 +967,7 @@ export class JobMaster {
   private async reportTerminal(): Promise<void> {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
-    for (const c of this.coordinators.values()) await c.close();
+    await this.closeCoordinators();
     // Globally terminal: nothing will ever be recovered, so the log goes.
     await this.ctx.events?.stop(true).catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'clearing the job events failed'));
     if (this.terminalReported) return;
@@ -875,7 +981,7 @@ export class JobMaster {
     if (this.restartTimer) clearTimeout(this.restartTimer);
     this.restartTimer = undefined;
     this.state = this.isTerminal() ? this.state : 'CREATED';
-    for (const c of this.coordinators.values()) await c.close();
+    await this.closeCoordinators();
     await this.ctx.events?.stop(false).catch(() => undefined);
   }
 

@@ -68,6 +68,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       return { accepted: true };
     }),
     RequestSplit: handleUnary((req) => requireLeader().job(req.execution?.job_id ?? '').requestSplit(req)),
+    SendCoordinationRequest: handleUnary((req) => requireLeader().job(req.execution?.job_id ?? '').handleCoordinationRequest(req)),
     FetchJobArtifact: handleUnary(async (req) => {
       const { bytes, digest } = await requireLeader().moduleBundle(req.job_id);
       return { module_bundle: bytes, digest };

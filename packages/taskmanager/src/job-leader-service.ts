@@ -6,6 +6,8 @@ import type {
   JobMasterGatewayClient,
   Logger,
   SplitRequest,
+  CoordinationRequest,
+  CoordinationResponse__Output,
   SplitResponse__Output,
   TaskExecutionState,
 } from '@rebound/core';
@@ -197,6 +199,14 @@ export class JobLeaderService {
       throw new ReboundError(ErrorCode.UNAVAILABLE, 'the JobMaster that deployed this task is gone');
     }
     return unary(c.client, c.client.RequestSplit, req, this.rpcTimeoutMs);
+  }
+
+  async sendCoordinationRequest(req: CoordinationRequest & { epoch: number }): Promise<CoordinationResponse__Output> {
+    const c = this.conn;
+    if (!c || !c.registered || c.leader.epoch !== req.epoch) {
+      throw new ReboundError(ErrorCode.UNAVAILABLE, 'the JobMaster that deployed this task is gone');
+    }
+    return unary(c.client, c.client.SendCoordinationRequest, req, this.rpcTimeoutMs);
   }
 
   async fetchArtifact(jobId: string, epoch: number): Promise<{ bytes: Uint8Array; digest: string }> {

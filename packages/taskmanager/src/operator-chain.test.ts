@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildJob, defineJob, type ReduceTransformation } from '@rebound/api';
-import { KeyedReducer } from './operator-chain.js';
+import { KeyedReducer, composeChain } from './operator-chain.js';
 
 async function reduceOf(kind: 'sum' | 'count'): Promise<ReduceTransformation> {
   const def = defineJob('agg', (env) => {
@@ -31,5 +31,68 @@ describe('KeyedReducer', () => {
     expect(a).toEqual(b);
     expect(JSON.stringify(records)).toBe(inputs);
     expect(inPlace.size).toBe(0);
+  });
+});
+
+describe('composeChain with process operators', () => {
+  async function chainOf(record: (event: string) => void) {
+    const def = defineJob('process', (env) => {
+      env
+        .generateSequence(0, 9)
+        .process(() => {
+          let seen = 0;
+          return {
+            open: () => record('a.open'),
+            async processBatch(xs: number[], out: (x: number) => void) {
+              record(`a.batch(${xs.join(',')})`);
+              await Promise.resolve();
+              for (const x of xs) out(x * 10);
+              seen += xs.length;
+            },
+            close: (out: (x: number) => void) => {
+              record('a.close');
+              out(seen);
+            },
+          };
+        })
+        .map((x) => x + 1)
+        .process(() => ({
+          processBatch(xs: number[], out: (x: number) => void) {
+            record(`b.batch(${xs.join(',')})`);
+            for (const x of xs) out(x);
+          },
+          close: () => record('b.close'),
+        }))
+        .writeAsText('/tmp/unused');
+    });
+    const { operators, graph } = await buildJob(def, []);
+    const ids = graph.vertices![0]!.operator_ids!;
+    const sunk: unknown[] = [];
+    const ctx = { subtask: 0, parallelism: 1, attempt: 0, sendRequestToCoordinator: () => Promise.reject(new Error('none')) };
+    return { chain: composeChain(operators, ids.slice(1), (r) => sunk.push(r), () => ctx), sunk };
+  }
+
+  it('buffers a batch for each process operator and hands it over in chain order; close may emit', async () => {
+    const events: string[] = [];
+    const { chain, sunk } = await chainOf((e) => events.push(e));
+    await chain.open();
+    for (const x of [1, 2]) chain.push(x);
+    expect(sunk).toEqual([]);
+    await chain.flush();
+    chain.push(3);
+    await chain.close();
+    expect(events).toEqual(['a.open', 'a.batch(1,2)', 'b.batch(11,21)', 'a.batch(3)', 'b.batch(31)', 'a.close', 'b.batch(4)', 'b.close']);
+    expect(sunk).toEqual([11, 21, 31, 4]);
+  });
+
+  it('creates the process function once per task: subtasks do not share its state', async () => {
+    const a = await chainOf(() => undefined);
+    const b = await chainOf(() => undefined);
+    a.chain.push(1);
+    await a.chain.close();
+    await b.chain.close();
+    // Each close emits the count its own instance saw (plus one, from the map after it).
+    expect(a.sunk).toEqual([11, 2]);
+    expect(b.sunk).toEqual([1]);
   });
 });

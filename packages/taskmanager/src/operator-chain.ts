@@ -1,5 +1,5 @@
 import { ErrorCode, ReboundError } from '@rebound/core';
-import { groupingKey, type KeySelector, type ReduceTransformation, type Transformation } from '@rebound/api';
+import { groupingKey, type KeySelector, type ProcessContext, type ProcessFunction, type ProcessTransformation, type ReduceTransformation, type Transformation } from '@rebound/api';
 
 export type Emit = (record: unknown) => void;
 
@@ -19,12 +19,41 @@ export function keySelectorOf(operators: ReadonlyMap<string, Transformation>, ke
   return lookup(operators, keyById, 'keyBy').keySelector;
 }
 
+/** The chained operators of a task, from the head's output to the partition or sink. */
+export interface OperatorChain {
+  /** Pushes one record in; synchronous. */
+  readonly push: Emit;
+  /** Opens the process operators, in chain order. */
+  open(): Promise<void>;
+  /**
+   * Hands the records buffered for process operators over, in chain order: called after each
+   * input batch, before backpressure is applied.
+   */
+  flush(): Promise<void>;
+  /** End of input: flushes, then closes each process operator (it may emit its last records). */
+  close(): Promise<void>;
+}
+
+interface ProcessStage {
+  readonly op: ProcessTransformation;
+  readonly fn: ProcessFunction<unknown, unknown, unknown, unknown>;
+  readonly out: Emit;
+  readonly ctx: ProcessContext<unknown, unknown>;
+  buffer: unknown[];
+}
+
 /**
- * Composes the chained one-input operators (map, flatMap, filter) that follow a vertex's head
- * into one push function ending in `sink`. Pushing is synchronous; the caller applies
- * backpressure between batches.
+ * Composes the chained one-input operators (map, flatMap, filter, process) that follow a vertex's
+ * head into one push function ending in `sink`. Pushing is synchronous; a process operator
+ * buffers the records of the current batch and handles them, possibly waiting, in `flush`.
  */
-export function composeChain(operators: ReadonlyMap<string, Transformation>, ids: readonly string[], sink: Emit): Emit {
+export function composeChain(
+  operators: ReadonlyMap<string, Transformation>,
+  ids: readonly string[],
+  sink: Emit,
+  contextOf: (operatorId: string) => ProcessContext<unknown, unknown> = noContext,
+): OperatorChain {
+  const stages: ProcessStage[] = [];
   let next = sink;
   for (let i = ids.length - 1; i >= 0; i--) {
     const op = operators.get(ids[i]!);
@@ -50,6 +79,18 @@ export function composeChain(operators: ReadonlyMap<string, Transformation>, ids
         };
         break;
       }
+      case 'process': {
+        const fn = op.create();
+        if (typeof fn !== 'object' || fn === null || typeof fn.processBatch !== 'function') {
+          throw new ReboundError(ErrorCode.USER_CODE, `operator '${op.name}' (${op.id}): process(create) must return an object with processBatch(records, out, ctx)`);
+        }
+        const stage: ProcessStage = { op, fn, out: downstream, ctx: contextOf(op.id), buffer: [] };
+        stages.unshift(stage);
+        next = (r) => {
+          stage.buffer.push(r);
+        };
+        break;
+      }
       case 'sink':
         // The sink writer is the chain's end; it was passed in as `sink`.
         break;
@@ -57,7 +98,32 @@ export function composeChain(operators: ReadonlyMap<string, Transformation>, ids
         throw new ReboundError(ErrorCode.JOB_INVALID, `operator ${op.id} (${op.kind}) cannot be chained`);
     }
   }
-  return next;
+  const flush = async (): Promise<void> => {
+    for (const s of stages) {
+      if (s.buffer.length === 0) continue;
+      const records = s.buffer;
+      s.buffer = [];
+      await s.fn.processBatch(records, s.out, s.ctx);
+    }
+  };
+  return {
+    push: next,
+    async open() {
+      for (const s of stages) await s.fn.open?.(s.ctx);
+    },
+    flush,
+    async close() {
+      for (const s of stages) {
+        await flush();
+        await s.fn.close?.(s.out, s.ctx);
+      }
+      await flush();
+    },
+  };
+}
+
+function noContext(operatorId: string): ProcessContext<unknown, unknown> {
+  throw new ReboundError(ErrorCode.ILLEGAL_STATE, `no context for process operator ${operatorId}`);
 }
 
 /** Per-key reduce state: the combiner on the producer side and the reduce head on the consumer side. */

@@ -149,6 +149,8 @@ export class TaskExecutor {
         config: jobConfig,
         signal: task.controller.signal,
         requestSplit: (operatorId) => jl.requestSplit({ execution: exec, epoch: task.epoch, operator_id: operatorId }),
+        sendCoordinationRequest: async (operatorId, requestJson) =>
+          (await jl.sendCoordinationRequest({ execution: exec, epoch: task.epoch, operator_id: operatorId, request_json: requestJson })).response_json,
       });
       this.logger.info({ event: 'task.finish', ...this.taskLog(tdd), recordsIn: metrics.records_in, recordsOut: metrics.records_out }, 'task finished');
       freeSlot();

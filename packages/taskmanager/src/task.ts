@@ -7,7 +7,7 @@ import type {
   SplitResponse__Output,
   TaskDeploymentDescriptor__Output,
 } from '@rebound/core';
-import type { SourceSplit, Transformation } from '@rebound/api';
+import type { ProcessContext, SourceSplit, Transformation } from '@rebound/api';
 import { groupingKey } from '@rebound/api';
 import { KeyedReducer, composeChain, keySelectorOf, lookup, type Emit } from './operator-chain.js';
 import { OutputEmitter } from './output-emitter.js';
@@ -23,6 +23,8 @@ export interface TaskEnvironment {
   readonly config: Configuration;
   readonly signal: AbortSignal;
   requestSplit(operatorId: string): Promise<SplitResponse__Output>;
+  /** Sends a JSON request to the coordinator of `operatorId`; resolves to its JSON answer. */
+  sendCoordinationRequest(operatorId: string, requestJson: string): Promise<string>;
 }
 
 /** A consumer could not read a producer's partition: the JobMaster reruns the producer. */
@@ -141,10 +143,22 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
     } else {
       throw new ReboundError(ErrorCode.JOB_INVALID, `vertex ${exec.vertex_id} has neither a sink nor an output`);
     }
-    const chain = composeChain(operators, tdd.operator_ids.slice(1), end);
+    const contextOf = (operatorId: string): ProcessContext<unknown, unknown> => ({
+      subtask: exec.subtask,
+      parallelism: tdd.parallelism,
+      attempt: exec.attempt,
+      async sendRequestToCoordinator(request: unknown): Promise<unknown> {
+        const json = JSON.stringify(request ?? null);
+        if (json === undefined) throw new ReboundError(ErrorCode.USER_CODE, `operator ${operatorId}: a coordination request must be JSON-encodable`);
+        return JSON.parse(await unlessCanceled(env.sendCoordinationRequest(operatorId, json), signal)) as unknown;
+      },
+    });
+    const chain = composeChain(operators, tdd.operator_ids.slice(1), end, contextOf);
+    await chain.open();
     const turns = new EventLoopTurns();
     const afterBatch = async (): Promise<void> => {
       checkCanceled(signal);
+      await chain.flush();
       if (output) await output.afterBatch();
       if (sink) await sink.afterBatch();
       await turns.maybeYield();
@@ -165,7 +179,7 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
             }
             const split = JSON.parse(res.split_json) as SourceSplit;
             for await (const batch of reader.read(split)) {
-              for (const r of batch) chain(r);
+              for (const r of batch) chain.push(r);
               recordsIn += batch.length;
               await afterBatch();
             }
@@ -184,7 +198,7 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
           checkCanceled(signal);
           await turns.maybeYield();
         }
-        reducer.drain(chain);
+        reducer.drain(chain.push);
         await afterBatch();
         break;
       }
@@ -207,7 +221,7 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
         for await (const batch of readInput(env, tdd.inputs[0]!)) {
           for (const l of batch) {
             const matches = built.get(groupingKey(leftKey(l)));
-            if (matches) for (const r of matches) chain(fn(l, r));
+            if (matches) for (const r of matches) chain.push(fn(l, r));
           }
           recordsIn += batch.length;
           await afterBatch();
@@ -218,6 +232,8 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
         throw new ReboundError(ErrorCode.JOB_INVALID, `operator ${head.id} (${head.kind}) cannot head a task`);
     }
 
+    checkCanceled(signal);
+    await chain.close();
     checkCanceled(signal);
     if (output) await output.finish();
     if (sink) await sink.finish();

@@ -1,5 +1,6 @@
 import type { BuiltJob } from '../job-graph.js';
 import { groupingKey } from '../hash.js';
+import type { ProcessContext } from '../coordinator.js';
 import type { SourceSplit, SplitEnumeratorContext } from '../source.js';
 import type { Transformation } from '../transformations.js';
 
@@ -83,6 +84,30 @@ export async function runLocally(job: BuiltJob): Promise<Map<string, string[]>> 
         case 'filter':
           records = records.filter((r) => t.fn(r));
           break;
+        case 'process': {
+          // The coordinator runs in this process; requests reach it directly, as JSON would carry them.
+          const coordinator = t.coordinator?.create({ operatorId: t.id, operatorName: t.name, parallelism: 1 });
+          await coordinator?.start?.();
+          const ctx: ProcessContext<unknown, unknown> = {
+            subtask: 0,
+            parallelism: 1,
+            attempt: 0,
+            sendRequestToCoordinator: async (request) => {
+              if (!coordinator) throw new Error(`operator ${t.id} has no coordinator`);
+              return JSON.parse(JSON.stringify((await coordinator.handleRequest(0, 0, JSON.parse(JSON.stringify(request ?? null)))) ?? null)) as unknown;
+            },
+          };
+          const fn = t.create();
+          const out: unknown[] = [];
+          const emit = (r: unknown): void => void out.push(r);
+          await fn.open?.(ctx);
+          await fn.processBatch(records, emit, ctx);
+          await fn.close?.(emit, ctx);
+          coordinator?.subtaskFinished?.(0, 0);
+          await coordinator?.close?.();
+          records = out;
+          break;
+        }
         case 'sink':
           sinks.set(t.path, records.map((r) => t.format(r)));
           break;

@@ -3,6 +3,8 @@ import type * as grpc from '@grpc/grpc-js';
 import type { EnumTypeDefinition, MessageTypeDefinition } from '@grpc/proto-loader';
 
 import type { Ack as _rebound_v1_Ack, Ack__Output as _rebound_v1_Ack__Output } from './rebound/v1/Ack.js';
+import type { CoordinationRequest as _rebound_v1_CoordinationRequest, CoordinationRequest__Output as _rebound_v1_CoordinationRequest__Output } from './rebound/v1/CoordinationRequest.js';
+import type { CoordinationResponse as _rebound_v1_CoordinationResponse, CoordinationResponse__Output as _rebound_v1_CoordinationResponse__Output } from './rebound/v1/CoordinationResponse.js';
 import type { Empty as _rebound_v1_Empty, Empty__Output as _rebound_v1_Empty__Output } from './rebound/v1/Empty.js';
 import type { ExecutionAttemptId as _rebound_v1_ExecutionAttemptId, ExecutionAttemptId__Output as _rebound_v1_ExecutionAttemptId__Output } from './rebound/v1/ExecutionAttemptId.js';
 import type { FetchJobArtifactRequest as _rebound_v1_FetchJobArtifactRequest, FetchJobArtifactRequest__Output as _rebound_v1_FetchJobArtifactRequest__Output } from './rebound/v1/FetchJobArtifactRequest.js';
@@ -27,6 +29,8 @@ export interface ProtoGrpcType {
   rebound: {
     v1: {
       Ack: MessageTypeDefinition<_rebound_v1_Ack, _rebound_v1_Ack__Output>
+      CoordinationRequest: MessageTypeDefinition<_rebound_v1_CoordinationRequest, _rebound_v1_CoordinationRequest__Output>
+      CoordinationResponse: MessageTypeDefinition<_rebound_v1_CoordinationResponse, _rebound_v1_CoordinationResponse__Output>
       Empty: MessageTypeDefinition<_rebound_v1_Empty, _rebound_v1_Empty__Output>
       ExecutionAttemptId: MessageTypeDefinition<_rebound_v1_ExecutionAttemptId, _rebound_v1_ExecutionAttemptId__Output>
       ExecutionState: EnumTypeDefinition

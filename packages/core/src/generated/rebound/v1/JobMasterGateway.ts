@@ -3,6 +3,8 @@
 import type * as grpc from '@grpc/grpc-js'
 import type { MethodDefinition } from '@grpc/proto-loader'
 import type { Ack as _rebound_v1_Ack, Ack__Output as _rebound_v1_Ack__Output } from '../../rebound/v1/Ack.js';
+import type { CoordinationRequest as _rebound_v1_CoordinationRequest, CoordinationRequest__Output as _rebound_v1_CoordinationRequest__Output } from '../../rebound/v1/CoordinationRequest.js';
+import type { CoordinationResponse as _rebound_v1_CoordinationResponse, CoordinationResponse__Output as _rebound_v1_CoordinationResponse__Output } from '../../rebound/v1/CoordinationResponse.js';
 import type { FetchJobArtifactRequest as _rebound_v1_FetchJobArtifactRequest, FetchJobArtifactRequest__Output as _rebound_v1_FetchJobArtifactRequest__Output } from '../../rebound/v1/FetchJobArtifactRequest.js';
 import type { HeartbeatResponse as _rebound_v1_HeartbeatResponse, HeartbeatResponse__Output as _rebound_v1_HeartbeatResponse__Output } from '../../rebound/v1/HeartbeatResponse.js';
 import type { JobArtifact as _rebound_v1_JobArtifact, JobArtifact__Output as _rebound_v1_JobArtifact__Output } from '../../rebound/v1/JobArtifact.js';
@@ -50,6 +52,15 @@ export interface JobMasterGatewayClient extends grpc.Client {
   requestSplit(argument: _rebound_v1_SplitRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_SplitResponse__Output>): grpc.ClientUnaryCall;
   requestSplit(argument: _rebound_v1_SplitRequest, callback: grpc.requestCallback<_rebound_v1_SplitResponse__Output>): grpc.ClientUnaryCall;
   
+  SendCoordinationRequest(argument: _rebound_v1_CoordinationRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_CoordinationResponse__Output>): grpc.ClientUnaryCall;
+  SendCoordinationRequest(argument: _rebound_v1_CoordinationRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rebound_v1_CoordinationResponse__Output>): grpc.ClientUnaryCall;
+  SendCoordinationRequest(argument: _rebound_v1_CoordinationRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_CoordinationResponse__Output>): grpc.ClientUnaryCall;
+  SendCoordinationRequest(argument: _rebound_v1_CoordinationRequest, callback: grpc.requestCallback<_rebound_v1_CoordinationResponse__Output>): grpc.ClientUnaryCall;
+  sendCoordinationRequest(argument: _rebound_v1_CoordinationRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_CoordinationResponse__Output>): grpc.ClientUnaryCall;
+  sendCoordinationRequest(argument: _rebound_v1_CoordinationRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rebound_v1_CoordinationResponse__Output>): grpc.ClientUnaryCall;
+  sendCoordinationRequest(argument: _rebound_v1_CoordinationRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_CoordinationResponse__Output>): grpc.ClientUnaryCall;
+  sendCoordinationRequest(argument: _rebound_v1_CoordinationRequest, callback: grpc.requestCallback<_rebound_v1_CoordinationResponse__Output>): grpc.ClientUnaryCall;
+  
   UpdateTaskExecutionState(argument: _rebound_v1_TaskExecutionState, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_Ack__Output>): grpc.ClientUnaryCall;
   UpdateTaskExecutionState(argument: _rebound_v1_TaskExecutionState, metadata: grpc.Metadata, callback: grpc.requestCallback<_rebound_v1_Ack__Output>): grpc.ClientUnaryCall;
   UpdateTaskExecutionState(argument: _rebound_v1_TaskExecutionState, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_Ack__Output>): grpc.ClientUnaryCall;
@@ -70,6 +81,8 @@ export interface JobMasterGatewayHandlers extends grpc.UntypedServiceImplementat
   
   RequestSplit: grpc.handleUnaryCall<_rebound_v1_SplitRequest__Output, _rebound_v1_SplitResponse>;
   
+  SendCoordinationRequest: grpc.handleUnaryCall<_rebound_v1_CoordinationRequest__Output, _rebound_v1_CoordinationResponse>;
+  
   UpdateTaskExecutionState: grpc.handleUnaryCall<_rebound_v1_TaskExecutionState__Output, _rebound_v1_Ack>;
   
 }
@@ -79,5 +92,6 @@ export interface JobMasterGatewayDefinition extends grpc.ServiceDefinition {
   Heartbeat: MethodDefinition<_rebound_v1_TaskManagerHeartbeat, _rebound_v1_HeartbeatResponse, _rebound_v1_TaskManagerHeartbeat__Output, _rebound_v1_HeartbeatResponse__Output>
   RegisterTaskManager: MethodDefinition<_rebound_v1_RegisterTaskManagerRequest, _rebound_v1_RegisterTaskManagerResponse, _rebound_v1_RegisterTaskManagerRequest__Output, _rebound_v1_RegisterTaskManagerResponse__Output>
   RequestSplit: MethodDefinition<_rebound_v1_SplitRequest, _rebound_v1_SplitResponse, _rebound_v1_SplitRequest__Output, _rebound_v1_SplitResponse__Output>
+  SendCoordinationRequest: MethodDefinition<_rebound_v1_CoordinationRequest, _rebound_v1_CoordinationResponse, _rebound_v1_CoordinationRequest__Output, _rebound_v1_CoordinationResponse__Output>
   UpdateTaskExecutionState: MethodDefinition<_rebound_v1_TaskExecutionState, _rebound_v1_Ack, _rebound_v1_TaskExecutionState__Output, _rebound_v1_Ack__Output>
 }

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { ErrorCode, ReboundError, silentLogger, type JobGraph__Output } from '@rebound/core';
+import type { OperatorCoordinator, OperatorCoordinatorProvider } from '@rebound/api';
+import type { JobEventRecord } from '@rebound/event-store';
+import { ReplayedJobState } from './job-event-replay.js';
+import { OperatorCoordinatorHolder } from './operator-coordinator-holder.js';
+
+class Counter implements OperatorCoordinator<{ add: number }, number, { total: number }> {
+  readonly supportsBatchSnapshot = true;
+  readonly log: string[] = [];
+  constructor(public total: number) {}
+  handleRequest(subtask: number, attempt: number, req: { add: number }): number {
+    this.log.push(`request ${subtask}/${attempt}`);
+    this.total += req.add;
+    return this.total;
+  }
+  subtaskReset(subtask: number, attempt: number): void {
+    this.log.push(`reset ${subtask}/${attempt}`);
+  }
+  snapshotState(): { total: number } {
+    return { total: this.total };
+  }
+}
+
+function holder(provider: OperatorCoordinatorProvider<{ add: number }, number, { total: number }>): OperatorCoordinatorHolder {
+  return new OperatorCoordinatorHolder('v-op-1', 'op-2', 'Count', provider as OperatorCoordinatorProvider, 3, silentLogger());
+}
+
+describe('OperatorCoordinatorHolder', () => {
+  it('answers JSON requests, snapshots to JSON and restores from it', async () => {
+    const made: Counter[] = [];
+    const h = holder({
+      create: () => (made.push(new Counter(0)), made.at(-1)!),
+      restore: (_ctx, s) => (made.push(new Counter(s.total)), made.at(-1)!),
+    });
+    expect(h.supportsBatchSnapshot()).toBe(true);
+    expect(await h.handleRequest(1, 0, JSON.stringify({ add: 5 }))).toBe('5');
+    const snapshot = h.snapshotNow();
+    expect(JSON.parse(Buffer.from(snapshot).toString('utf8'))).toEqual({ total: 5 });
+    await h.handleRequest(2, 0, JSON.stringify({ add: 1 }));
+    await h.resetToCheckpoint(snapshot);
+    expect(await h.handleRequest(0, 1, JSON.stringify({ add: 2 }))).toBe('7');
+    h.subtaskReset(2, 1);
+    expect(made.at(-1)!.log).toEqual(['request 0/1', 'reset 2/1']);
+  });
+
+  it('does not claim batch snapshots without restore, and a failure names the operator', async () => {
+    const h = holder({
+      create: () => ({
+        supportsBatchSnapshot: true,
+        snapshotState: () => ({ total: 0 }),
+        handleRequest: () => {
+          throw new Error('quota exceeded');
+        },
+      }),
+    });
+    expect(h.supportsBatchSnapshot()).toBe(false);
+    const err = await h.handleRequest(1, 3, '{"add":1}').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReboundError);
+    expect((err as ReboundError).code).toBe(ErrorCode.USER_CODE);
+    expect((err as Error).message).toBe("coordinator of 'Count' (op-2): handling a request of subtask 1 (attempt 3) failed: quota exceeded");
+    expect(() =>
+      holder({
+        create: () => {
+          throw new Error('no');
+        },
+      }),
+    ).toThrow("coordinator of 'Count' (op-2): creating it failed: no");
+  });
+});
+
+describe('ReplayedJobState.dropFinishedAfterSnapshot', () => {
+  const graph = { vertices: [{ id: 'v' }, { id: 'w' }] } as unknown as JobGraph__Output;
+  const finished = (vertex: string, subtask: number, snapshot?: string): JobEventRecord =>
+    ({
+      type: 'ExecutionVertexFinished',
+      writtenAtMs: 0,
+      event: {
+        vertex_id: vertex,
+        subtask,
+        attempt: 0,
+        coordinator_snapshots: snapshot ? [{ operator_id: snapshot, state: new Uint8Array([1]) }] : [],
+        coordinator_increments: [],
+      },
+    }) as unknown as JobEventRecord;
+  const initialized = (vertex: string): JobEventRecord =>
+    ({ type: 'ExecutionJobVertexInitialized', writtenAtMs: 0, event: { vertex_id: vertex, parallelism: 4, inputs: [] } }) as unknown as JobEventRecord;
+
+  it('keeps what finished up to the newest snapshot of the operator, and other vertices untouched', () => {
+    const r = new ReplayedJobState(graph);
+    for (const e of [initialized('v'), initialized('w'), finished('v', 0), finished('v', 1, 'op'), finished('w', 0), finished('v', 2)]) r.apply(e);
+    expect(r.dropFinishedAfterSnapshot('v', 'op')).toBe(1);
+    expect(r.finishedOf('v').map((e) => e.subtask)).toEqual([0, 1]);
+    expect(r.finishedOf('w')).toHaveLength(1);
+    expect(r.dropFinishedAfterSnapshot('v', 'never-snapshotted')).toBe(2);
+    expect(r.dropFinishedAfterSnapshot('w')).toBe(1);
+    expect(r.finished.size).toBe(0);
+  });
+});
