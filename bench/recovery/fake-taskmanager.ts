@@ -6,13 +6,13 @@
  *   tsx bench/recovery/fake-taskmanager.ts --job-id J --vertex-id V --first S --step K --count N
  *       --subpartitions P [--stale M]
  *
- * Partitions: subtasks S, S+K, ... (N of them), attempt 0, P subpartitions and their total
- * bytes; plus M stale ones (attempt 7) no event names. Prints `{"port": N}` once serving; exits
+ * Partitions: subtasks S, S+K, ... (N of them), attempt 0, P subpartitions with their byte
+ * counts; plus M stale ones (attempt 7) no event names. Prints `{"port": N}` once serving; exits
  * when its stdin closes, so it never outlives the benchmark.
  */
 import * as grpc from '@grpc/grpc-js';
 import { parseArgs } from 'node:util';
-import { bindServer, handleUnary, loadProto, type PartitionWithMetrics, type TaskExecutorGatewayHandlers } from '@rebound/core';
+import { bindServer, handleUnary, loadProto, packSubpartitionBytes, type PartitionWithMetrics, type TaskExecutorGatewayHandlers } from '@rebound/core';
 
 const { values } = parseArgs({
   options: {
@@ -33,11 +33,9 @@ const step = Number(values.step);
 const count = Number(values.count);
 const subpartitions = Number(values.subpartitions);
 
-/** The total of the byte counts the benchmark's first JobMaster recorded for each subtask. */
-function totalBytesOf(subtask: number, n: number): number {
-  let total = 0;
-  for (let k = 0; k < n; k++) total += 2_000 + ((subtask * 7919 + k * 104_729) % 20_000);
-  return total;
+/** The same byte counts the benchmark's first JobMaster recorded for each subtask. */
+function subpartitionBytesOf(subtask: number, n: number): number[] {
+  return Array.from({ length: n }, (_, k) => 2_000 + ((subtask * 7919 + k * 104_729) % 20_000));
 }
 
 const partitions: PartitionWithMetrics[] = [];
@@ -46,11 +44,12 @@ for (let i = 0; i < count; i++) {
   partitions.push({
     partition_id: { job_id: jobId, vertex_id: vertexId, subtask, attempt: 0 },
     num_subpartitions: subpartitions,
-    total_bytes: totalBytesOf(subtask, subpartitions),
+    total_bytes: subpartitionBytesOf(subtask, subpartitions).reduce((a, b) => a + b, 0),
+    packed_subpartition_bytes: packSubpartitionBytes(subpartitionBytesOf(subtask, subpartitions)),
   });
 }
 for (let i = 0; i < Number(values.stale); i++) {
-  partitions.push({ partition_id: { job_id: jobId, vertex_id: vertexId, subtask: first + i * step, attempt: 7 }, num_subpartitions: subpartitions, total_bytes: 1 });
+  partitions.push({ partition_id: { job_id: jobId, vertex_id: vertexId, subtask: first + i * step, attempt: 7 }, num_subpartitions: subpartitions, total_bytes: 1, packed_subpartition_bytes: packSubpartitionBytes([1]) });
 }
 
 const unsupported = handleUnary<unknown, never>(() => {

@@ -7,4 +7,5 @@ export * from './proto.js';
 export * from './grpc.js';
 export * from './lifecycle.js';
 export * from './atomic-file.js';
+export * from './subpartition-bytes.js';
 export * from './types.js';

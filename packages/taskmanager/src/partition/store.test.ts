@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, open, readFile, readdir, rm, stat, writeFile } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ErrorCode, PartitionNotFoundError, ReboundError, type ResultPartitionId } from '@rebound/core';
+import { ErrorCode, PartitionNotFoundError, ReboundError, packSubpartitionBytes, unpackSubpartitionBytes, type ResultPartitionId } from '@rebound/core';
 import { decodeRecords, encodeRecord } from './codec.js';
 import { BLOCK_HEADER_BYTES, PartitionCorruptError, partitionDir, type PartitionIndexFile } from './format.js';
 import { PartitionStore } from './store.js';
@@ -66,11 +66,13 @@ describe('PartitionStore', () => {
     expect(listed!.partition_id).toEqual(id);
     expect(listed!.num_subpartitions).toBe(n);
     const bytes = expected.map((recs) => recs.reduce<number>((sum, r, i) => sum + Buffer.byteLength(encodeRecord(r)) + (i > 0 ? 1 : 0), 0));
-    // Payload bytes: records plus separators inside each block.
-    const total = bytes.reduce((a, b) => a + b, 0);
-    const blocks = finished.blocks.reduce((a, b) => a + b.offsets.length, 0);
-    expect(listed!.total_bytes).toBeLessThanOrEqual(total);
-    expect(listed!.total_bytes).toBeGreaterThanOrEqual(total - blocks);
+    // Payload bytes per subpartition: records plus separators inside each block.
+    const perSubpartition = unpackSubpartitionBytes(listed!.packed_subpartition_bytes);
+    for (let s = 0; s < n; s++) {
+      expect(perSubpartition[s]).toBeLessThanOrEqual(bytes[s]!);
+      expect(perSubpartition[s]).toBeGreaterThanOrEqual(bytes[s]! - finished.blocks[s]!.offsets.length);
+    }
+    expect(listed!.total_bytes).toBe(perSubpartition.reduce((a, b) => a + b, 0));
 
     // The index is the documented JSON and the data file holds exactly the blocks.
     const dir = partitionDir(dataDir, id);
@@ -201,7 +203,7 @@ describe('PartitionStore', () => {
     expect(() => running.emit(0, 'late')).toThrow(/released or aborted/);
     await expect(running.finish()).rejects.toThrow(ReboundError);
     expect(store.listFinished()).toEqual([
-      { partition_id: pid('a', 0, 0, other), num_subpartitions: 2, total_bytes: 1 },
+      { partition_id: pid('a', 0, 0, other), num_subpartitions: 2, total_bytes: 1, packed_subpartition_bytes: packSubpartitionBytes([1, 0]) },
     ]);
     await expect(stat(join(dataDir, 'partitions', JOB))).rejects.toThrow(/ENOENT/);
     expect(await readdir(join(dataDir, 'partitions', other))).toEqual(['a-0-0']);

@@ -1,6 +1,7 @@
 import { mkdir, open, readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  packSubpartitionBytes,
   IllegalStateError,
   PartitionNotFoundError,
   errorMessage,
@@ -166,7 +167,12 @@ export class PartitionStore {
     const out: PartitionWithMetrics__Output[] = [];
     for (const p of this.finished.values()) {
       if (jobId !== undefined && p.id.job_id !== jobId) continue;
-      out.push({ partition_id: { ...p.id }, num_subpartitions: p.numSubpartitions, total_bytes: p.subpartitionBytes.reduce((a, b) => a + b, 0) });
+      out.push({
+        partition_id: { ...p.id },
+        num_subpartitions: p.numSubpartitions,
+        total_bytes: p.subpartitionBytes.reduce((a, b) => a + b, 0),
+        packed_subpartition_bytes: packSubpartitionBytes(p.subpartitionBytes),
+      });
     }
     return out;
   }
