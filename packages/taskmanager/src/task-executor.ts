@@ -117,8 +117,14 @@ export class TaskExecutor {
   private deploy(tdd: TaskDeploymentDescriptor__Output): void {
     const exec = tdd.execution;
     if (!exec) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'deployment without an execution id');
-    if (this.jobLeader?.connectedEpoch() !== tdd.epoch) {
-      throw new ReboundError(ErrorCode.STALE_EPOCH, `not registered with the JobMaster of epoch ${tdd.epoch}`);
+    const connected = this.jobLeader?.connectedEpoch();
+    if (connected === undefined || connected < tdd.epoch) {
+      // A new leader can deploy as soon as it accepted our registration, before its answer
+      // reached us: our slots are not offered to it yet, which it retries (not a task failure).
+      throw new ReboundError(ErrorCode.SLOT_UNAVAILABLE, `${this.id} has not finished registering with the JobMaster of epoch ${tdd.epoch}`);
+    }
+    if (connected > tdd.epoch) {
+      throw new ReboundError(ErrorCode.STALE_EPOCH, `not registered with the JobMaster of epoch ${tdd.epoch} (registered with epoch ${connected})`);
     }
     if (this.tasks.size >= this.slots) {
       throw new ReboundError(ErrorCode.SLOT_UNAVAILABLE, `all ${this.slots} slots of ${this.id} are busy`);
