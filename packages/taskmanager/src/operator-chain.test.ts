@@ -34,6 +34,19 @@ describe('KeyedReducer', () => {
   });
 });
 
+describe('KeyedReducer.drainBatches', () => {
+  it('hands every result out once, in batches, and forgets them', () => {
+    const r = new KeyedReducer((x) => (x as number) % 2500, { fn: (a, b) => (a as number) + (b as number) });
+    for (let i = 0; i < 10_000; i++) r.add(i);
+    const batches = [...r.drainBatches(1024)];
+    expect(batches.map((b) => b.length)).toEqual([1024, 1024, 452]);
+    // Key k sums k, k + 2500, k + 5000 and k + 7500.
+    const sums = (batches.flat() as number[]).sort((a, b) => a - b);
+    expect(sums).toEqual(Array.from({ length: 2500 }, (_, k) => 4 * k + 15_000));
+    expect(r.size).toBe(0);
+  });
+});
+
 describe('composeChain with process operators', () => {
   async function chainOf(record: (event: string) => void) {
     const def = defineJob('process', (env) => {

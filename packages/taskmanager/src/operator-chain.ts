@@ -160,4 +160,22 @@ export class KeyedReducer {
     for (const v of this.acc.values()) emit(v);
     this.acc.clear();
   }
+
+  /**
+   * Hands the results out `size` at a time, forgetting each as it goes: a reduce head with
+   * millions of keys gives the event loop (heartbeats) and backpressure a turn in between,
+   * and its memory shrinks while the output grows.
+   */
+  *drainBatches(size: number): Generator<unknown[]> {
+    let batch: unknown[] = [];
+    for (const [k, v] of this.acc) {
+      this.acc.delete(k);
+      batch.push(v);
+      if (batch.length >= size) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
 }

@@ -47,6 +47,9 @@ export class InputPartitionNotFoundError extends PartitionNotFoundError {
  */
 const MAX_BUSY_MS = 50;
 
+/** Reduce results pushed on between two backpressure checks. */
+const DRAIN_BATCH_SIZE = 1024;
+
 class EventLoopTurns {
   private last = performance.now();
 
@@ -198,8 +201,10 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
           checkCanceled(signal);
           await turns.maybeYield();
         }
-        reducer.drain(chain.push);
-        await afterBatch();
+        for (const batch of reducer.drainBatches(DRAIN_BATCH_SIZE)) {
+          for (const r of batch) chain.push(r);
+          await afterBatch();
+        }
         break;
       }
       case 'join': {
