@@ -32,14 +32,20 @@ export function unary<Req, Res>(
   method: UnaryMethod<Req, Res>,
   request: Req,
   timeoutMs: number,
+  /** Cancels the call (it rejects with CANCELLED) before its deadline. */
+  signal?: AbortSignal,
 ): Promise<Res> {
   const full = method as unknown as FullUnaryMethod<Req, Res>;
   return new Promise((resolve, reject) => {
-    full.call(client, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, value) => {
+    const onAbort = (): void => call.cancel();
+    const call = full.call(client, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, value) => {
+      signal?.removeEventListener('abort', onAbort);
       if (err) reject(fromServiceError(err));
       else if (value === undefined) reject(new ReboundError(ErrorCode.INTERNAL, 'empty response'));
       else resolve(value);
     });
+    if (signal?.aborted) call.cancel();
+    else signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 

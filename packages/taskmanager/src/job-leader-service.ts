@@ -28,6 +28,8 @@ export interface JobLeaderListener {
 interface Connection {
   readonly leader: LeaderInfo;
   readonly client: JobMasterGatewayClient;
+  /** Aborted when the connection is dropped: cancels its registration or heartbeat in flight. */
+  readonly dropped: AbortController;
   registered: boolean;
   lastAckMs: number;
   heartbeatIntervalMs: number;
@@ -68,7 +70,7 @@ export class JobLeaderService {
   }
 
   start(): void {
-    this.retrieval.start({ onLeaderChange: () => this.wake?.() });
+    this.retrieval.start({ onLeaderChange: () => this.onLeaderChange() });
     this.loop = this.run();
   }
 
@@ -78,6 +80,16 @@ export class JobLeaderService {
     this.wake?.();
     await this.loop;
     this.conn?.client.close();
+  }
+
+  /**
+   * A newer leader is dropped to at once: a heartbeat in flight to a paused old leader would
+   * otherwise hold the switch until its deadline.
+   */
+  private onLeaderChange(): void {
+    const leader = this.retrieval.current();
+    if (leader && this.conn && this.conn.leader.epoch < leader.epoch) this.dropConnection(`a new leader was elected (epoch ${leader.epoch})`);
+    this.wake?.();
   }
 
   /** The epoch of the leader we are registered with. */
@@ -119,6 +131,7 @@ export class JobLeaderService {
       this.conn = {
         leader,
         client: new Ctor(leader.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS),
+        dropped: new AbortController(),
         registered: false,
         lastAckMs: this.opts.clock.now(),
         heartbeatIntervalMs: this.opts.config.getDurationMs('heartbeat.interval'),
@@ -134,7 +147,7 @@ export class JobLeaderService {
           slots: this.opts.slots,
           epoch: c.leader.epoch,
           jobs_with_retained_partitions: this.opts.retainedJobs(),
-        }, this.rpcTimeoutMs);
+        }, this.rpcTimeoutMs, c.dropped.signal);
         if (this.conn !== c) return;
         c.registered = true;
         c.lastAckMs = this.opts.clock.now();
@@ -152,7 +165,7 @@ export class JobLeaderService {
         task_manager_id: this.opts.taskManagerId,
         epoch: c.leader.epoch,
         running: this.opts.running(),
-      }, Math.min(this.rpcTimeoutMs, c.heartbeatTimeoutMs));
+      }, Math.min(this.rpcTimeoutMs, c.heartbeatTimeoutMs), c.dropped.signal);
       if (this.conn !== c) return;
       c.lastAckMs = this.opts.clock.now();
       if (!res.registered) this.dropConnection('the JobMaster no longer knows this TaskManager');
@@ -167,6 +180,7 @@ export class JobLeaderService {
     const c = this.conn;
     if (!c) return;
     this.conn = undefined;
+    c.dropped.abort();
     c.client.close();
     if (c.registered) {
       this.opts.logger.warn({ epoch: c.leader.epoch, reason }, 'lost the JobMaster');
