@@ -2,6 +2,8 @@ import { ErrorCode, ReboundError, attemptKey, errorMessage, partitionKey } from 
 import type {
   Clock,
   Configuration,
+  CoordinationRequest__Output,
+  CoordinationResponse,
   ExecutionAttemptId__Output,
   IOMetrics__Output,
   JobGraph__Output,
@@ -11,8 +13,6 @@ import type {
   RecoveryReport,
   ResultPartitionId,
   SplitRequest__Output,
-  CoordinationRequest__Output,
-  CoordinationResponse,
   SplitResponse,
   TaskDeploymentDescriptor,
   TaskExecutionState__Output,

@@ -3,11 +3,11 @@ import { CHANNEL_OPTIONS, ErrorCode, ReboundError, errorMessage, loadProto, slee
 import type {
   Clock,
   Configuration,
+  CoordinationRequest,
+  CoordinationResponse__Output,
   JobMasterGatewayClient,
   Logger,
   SplitRequest,
-  CoordinationRequest,
-  CoordinationResponse__Output,
   SplitResponse__Output,
   TaskExecutionState,
 } from '@rebound/core';
