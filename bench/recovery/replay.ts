@@ -441,13 +441,13 @@ async function timeParts(f: Fixture, fakes: readonly FakeTaskManager[], baseDir:
   registry.close();
 
   t = performance.now();
-  const needed = new Map<string, unknown>();
+  const needed = new Map<string, string>();
   const recovered = new Map<string, unknown>();
   for (const ev of graph.allExecutionVertices()) {
     if (ev.state !== 'FINISHED' || ev.jobVertex.consumers.length === 0) continue;
     const key = partitionKey(ev.partitionId());
     recovered.set(key, ev);
-    if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev);
+    if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev.location?.task_manager_id ?? '');
   }
   const rec = new PartitionReconciliation(needed);
   for (const r of reported) {
@@ -455,7 +455,7 @@ async function timeParts(f: Fixture, fakes: readonly FakeTaskManager[], baseDir:
     rec.allNeededReported();
   }
   let matched = 0;
-  for (const r of rec.reported.values()) if (recovered.has(r.key) && needed.has(r.key)) matched++;
+  for (const r of rec.reported) if (recovered.has(r.key) && rec.has(r.key)) matched++;
   const reconcileBookkeepingMs = performance.now() - t;
   if (matched !== replayed.finished.size) throw new Error(`only ${matched} partitions matched`);
   const snapshots = records.filter((r) => r.type === 'ExecutionVertexFinished' && r.event.coordinator_snapshots.length > 0).length;

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Configuration, bindServer, decodeMessage, encodeMessage, handleUnary, loadProto, shutdownServer, silentLogger, systemClock } from '@rebound/core';
-import type { JobGraph__Output, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
+import { Configuration, bindServer, decodeMessage, encodeMessage, handleUnary, loadProto, partitionKey, shutdownServer, silentLogger, systemClock } from '@rebound/core';
+import type { JobGraph__Output, PartitionWithMetrics, RecoveryReport, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
 import { buildJob, defineJob } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager, jobEventsDir } from '@rebound/event-store';
 import { JobMaster } from './job-master.js';
@@ -16,15 +16,31 @@ import { TaskManagerRegistry } from './task-manager-registry.js';
 
 const JOB_ID = 'fedcba9876543210fedcba9876543210';
 
-async function fakeTaskManager(deployed: TaskDeploymentDescriptor__Output[]): Promise<{ address: string; close(): Promise<void> }> {
+interface Retained {
+  /** What GetAndRetainPartitionsWithMetrics answers, after `delayMs`. */
+  partitions: PartitionWithMetrics[];
+  delayMs: number;
+  released: string[];
+}
+
+async function fakeTaskManager(
+  deployed: TaskDeploymentDescriptor__Output[],
+  retained: Retained = { partitions: [], delayMs: 0, released: [] },
+): Promise<{ address: string; close(): Promise<void> }> {
   const handlers: TaskExecutorGatewayHandlers = {
     DeployTask: handleUnary((tdd) => {
       deployed.push(tdd);
       return { accepted: true };
     }),
     CancelTask: handleUnary(() => ({ found: true })),
-    ReleasePartitions: handleUnary((r) => ({ released: r.partitions.length })),
-    GetAndRetainPartitionsWithMetrics: handleUnary(() => ({ partitions: [] })),
+    ReleasePartitions: handleUnary((r) => {
+      retained.released.push(...r.partitions.map((p) => partitionKey(p)));
+      return { released: r.partitions.length };
+    }),
+    GetAndRetainPartitionsWithMetrics: handleUnary(async () => {
+      await new Promise((r) => setTimeout(r, retained.delayMs));
+      return { partitions: retained.partitions };
+    }),
     DisconnectJob: handleUnary(() => ({})),
   };
   const server = new grpc.Server();
@@ -54,6 +70,7 @@ describe('JobMaster regressions', () => {
     haDir = join(dir, 'ha');
     out = join(dir, 'out');
     deployed = [];
+    leaderEpoch = 1;
     tm = await fakeTaskManager(deployed);
   });
 
@@ -62,7 +79,11 @@ describe('JobMaster regressions', () => {
     await tm.close();
   });
 
-  async function jobMaster(epoch: number): Promise<{ job: JobMaster; events: JobEventManager }> {
+  async function jobMaster(
+    epoch: number,
+    taskManagers: { id: string; address: string }[] = [{ id: 'tm-1', address: tm.address }],
+    extraConfig: Record<string, string> = {},
+  ): Promise<{ job: JobMaster; events: JobEventManager; recoveries: RecoveryReport[] }> {
     const def = defineJob('seq-sum', (env) => {
       env
         .generateSequence(0, 99, { splitSize: 25 })
@@ -73,14 +94,15 @@ describe('JobMaster regressions', () => {
     });
     const built = await buildJob(def, []);
     const graph = decodeMessage<JobGraph__Output>('JobGraph', encodeMessage('JobGraph', { ...built.graph, job_id: JOB_ID, module_digest: '0'.repeat(64) }));
-    const config = Configuration.of({ 'heartbeat.timeout': '1 min', 'execution.batch.job-recovery.previous-worker.recovery.timeout': '0 ms' });
+    const config = Configuration.of({ 'heartbeat.timeout': '1 min', 'execution.batch.job-recovery.previous-worker.recovery.timeout': '0 ms', ...extraConfig });
     const registry = new TaskManagerRegistry(epoch, `jm-${epoch}`, config, { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} }, silentLogger(), systemClock);
     registries.push(registry);
-    registry.register({ task_manager_id: 'tm-1', address: tm.address, slots: 8, epoch, jobs_with_retained_partitions: [] });
+    for (const t of taskManagers) registry.register({ task_manager_id: t.id, address: t.address, slots: 8, epoch, jobs_with_retained_partitions: [JOB_ID] });
     const events = new JobEventManager(
       new FileSystemJobEventStore({ haDir, jobId: JOB_ID, epoch, jobMasterId: `jm-${epoch}`, currentLeaderEpoch: () => leaderEpoch, flushIntervalMs: 10 }),
       systemClock,
     );
+    const recoveries: RecoveryReport[] = [];
     const job = new JobMaster(graph, built.operators, {
       epoch,
       jobmasterId: `jm-${epoch}`,
@@ -91,13 +113,13 @@ describe('JobMaster regressions', () => {
       clock: systemClock,
       events,
       electedAtMs: Date.now(),
-      recoveries: [],
+      recoveries,
       saveRecoveries: async () => {},
       saveCommitManifest: async () => {},
       onTerminal: async () => {},
       onSlotsFreed: () => job.schedule(),
     });
-    return { job, events };
+    return { job, events, recoveries };
   }
 
   /*
@@ -146,5 +168,78 @@ describe('JobMaster regressions', () => {
     expect(() => job.schedule()).not.toThrow();
     await until(() => job.state === 'FAILED', 'the job to fail');
     expect(job.failure).toMatch(/^scheduling failed: /);
+  });
+
+  /*
+   * flipped-byte + partition-delete(failover) (chaos seed 2157): a flipped bit cut the event log
+   * after its first record, so the second leader numbered every source attempt from 0 again and
+   * ran them on other TaskManagers; the first leader's partitions stayed on tm-1, under the same
+   * ids, holding other splits' rows. The third leader took whichever copy was reported last and
+   * the job summed some rows twice and others never. A partition now counts only from the
+   * TaskManager its finished event names; other copies are released.
+   */
+  it('flipped-byte + partition-delete: a partition id reported by a TaskManager the event does not name is released, not read', async () => {
+    const deployedA: TaskDeploymentDescriptor__Output[] = [];
+    const deployedB: TaskDeploymentDescriptor__Output[] = [];
+    const retainedA: Retained = { partitions: [], delayMs: 0, released: [] };
+    const retainedB: Retained = { partitions: [], delayMs: 0, released: [] };
+    const a = await fakeTaskManager(deployedA, retainedA);
+    const b = await fakeTaskManager(deployedB, retainedB);
+    try {
+      const tms = [{ id: 'tm-a', address: a.address }, { id: 'tm-b', address: b.address }];
+      const first = await jobMaster(1, tms);
+      await first.job.start();
+      await until(() => deployedA.length + deployedB.length === 4, 'the source deployments');
+      await until(() => first.job.graph.vertices[0]!.vertices.every((ev) => ev.state === 'RUNNING'), 'the sources to run');
+      for (const tdd of [...deployedA, ...deployedB]) {
+        first.job.onTaskExecutionState({
+          execution: tdd.execution,
+          state: 'FINISHED',
+          task_manager_id: '',
+          epoch: 1,
+          io_metrics: { records_in: 1, records_out: 1, bytes_in: 0, bytes_out: 0, subpartition_bytes: [8] },
+          error_code: '',
+          error_message: '',
+          missing_partition: null,
+        });
+      }
+      await until(() => first.job.graph.vertices[0]!.isFinished(), 'the sources to finish');
+      await first.events.flush();
+      await first.job.suspend();
+
+      // Each TaskManager holds the partitions the events say it produced, and the other one holds
+      // a stale copy of every partition under the same id, reported last.
+      const source = first.job.graph.vertices[0]!;
+      const producedOn = new Map(source.vertices.map((ev) => [ev.subtask, ev.location!.task_manager_id]));
+      const partition = (subtask: number): PartitionWithMetrics => ({
+        partition_id: { job_id: JOB_ID, vertex_id: source.id, subtask, attempt: 0 },
+        num_subpartitions: 1,
+        total_bytes: 8,
+      });
+      for (const [subtask, tmId] of producedOn) {
+        (tmId === 'tm-a' ? retainedA : retainedB).partitions.push(partition(subtask));
+        (tmId === 'tm-a' ? retainedB : retainedA).partitions.push(partition(subtask));
+      }
+      retainedA.delayMs = 30;
+      retainedB.delayMs = 30;
+      leaderEpoch = 2;
+      const second = await jobMaster(2, tms, { 'execution.batch.job-recovery.previous-worker.recovery.timeout': '2 s' });
+      await second.job.start(true);
+      // Give the second answers of the slower TaskManager time to arrive (the window ends early once all needed partitions are in).
+      await new Promise((r) => setTimeout(r, 100));
+      for (const ev of second.job.graph.vertices[0]!.vertices) {
+        expect(ev.state).toBe('FINISHED');
+        expect(ev.location?.task_manager_id, `subtask ${ev.subtask}`).toBe(producedOn.get(ev.subtask));
+      }
+      const staleOn = (tmId: string) =>
+        [...producedOn].filter(([, on]) => on !== tmId).map(([subtask]) => partitionKey(partition(subtask).partition_id!)).sort();
+      expect(retainedA.released.sort()).toEqual(staleOn('tm-a'));
+      expect(retainedB.released.sort()).toEqual(staleOn('tm-b'));
+      expect(second.recoveries.at(-1)).toMatchObject({ executions_recovered: 4, partitions_reused: 4, partitions_missing: 0 });
+      await second.job.cancel();
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });

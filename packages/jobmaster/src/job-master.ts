@@ -362,17 +362,21 @@ export class JobMaster {
       if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev);
     }
     const timeoutMs = this.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
-    const rec = new PartitionReconciliation(needed);
+    const rec = new PartitionReconciliation(new Map([...needed].map(([key, ev]) => [key, ev.location?.task_manager_id ?? ''])));
     this.reconciliation = rec;
     for (const tm of this.ctx.registry.all()) this.askForPartitions(tm);
     await rec.wait(timeoutMs);
     this.reconciliation = undefined;
+    // From now on a TaskManager that registers has its retained partitions checked and released.
+    this.reconciled = true;
 
     let reusedBytes = 0;
     let releasedBytes = 0;
     const release = new Map<string, { tm: RegisteredTaskManager; ids: ResultPartitionId[] }>();
-    for (const r of rec.reported.values()) {
-      const ev = recovered.get(r.key);
+    for (const r of rec.reported) {
+      const recoveredEv = recovered.get(r.key);
+      // Only the copy on the TaskManager the finished event names is that execution's output.
+      const ev = recoveredEv?.location?.task_manager_id === r.tm.id ? recoveredEv : undefined;
       const bytes = r.partition.total_bytes;
       if (ev && needed.has(r.key)) {
         ev.location = { task_manager_id: r.tm.id, address: r.tm.address };
@@ -395,7 +399,7 @@ export class JobMaster {
         ),
       ),
     );
-    const missing = [...needed].filter(([key]) => !rec.reported.has(key)).map(([, ev]) => ev);
+    const missing = [...needed].filter(([key]) => !rec.has(key)).map(([, ev]) => ev);
     report.partitions_reused = rec.reused;
     report.partition_bytes_reused = reusedBytes;
     report.partitions_released = [...release.values()].reduce((n, e) => n + e.ids.length, 0);

@@ -11,26 +11,40 @@ export interface ReportedPartition {
 /**
  * Collects the partitions TaskManagers kept for a job while a new leader reconciles, and tells
  * when every needed one is back.
+ *
+ * A partition counts only when the TaskManager that the finished event names as its producer
+ * reports it. The same partition id can be held by two TaskManagers: when the newest events of
+ * an earlier leader were lost (a torn tail), the leader after it numbered attempts from the
+ * events it could read and ran an attempt again under an id a lost event had used; the copy on
+ * the other TaskManager holds other splits' records and must be released, not read.
  */
 export class PartitionReconciliation {
-  readonly reported = new Map<string, ReportedPartition>();
+  /** Every report, also of the same partition id from several TaskManagers. */
+  readonly reported: ReportedPartition[] = [];
+  private readonly found = new Set<string>();
   reused = 0;
   private wake: (() => void) | undefined;
 
-  constructor(private readonly needed: ReadonlyMap<string, unknown>) {}
+  /** `needed`: partition key → id of the TaskManager that produced it. */
+  constructor(private readonly needed: ReadonlyMap<string, string>) {}
 
   add(tm: RegisteredTaskManager, partitions: readonly PartitionWithMetrics__Output[]): void {
     for (const p of partitions) {
       if (!p.partition_id) continue;
       const key = partitionKey(p.partition_id);
-      this.reported.set(key, { key, tm, partition: p });
+      this.reported.push({ key, tm, partition: p });
+      if (this.needed.get(key) === tm.id) this.found.add(key);
     }
     this.wake?.();
   }
 
+  /** Whether the producing TaskManager reported the needed partition `key`. */
+  has(key: string): boolean {
+    return this.found.has(key);
+  }
+
   allNeededReported(): boolean {
-    for (const key of this.needed.keys()) if (!this.reported.has(key)) return false;
-    return true;
+    return this.found.size === this.needed.size;
   }
 
   /** Resolves when every needed partition was reported, or after `timeoutMs`. */
