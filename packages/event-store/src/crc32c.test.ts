@@ -35,3 +35,22 @@ describe('crc32c', () => {
     );
   });
 });
+
+describe('crc32c word path', () => {
+  it('agrees with the bitwise definition at every alignment, inside pooled and shared buffers', () => {
+    const data = Uint8Array.from({ length: 1200 }, (_, i) => (i * 2654435761) >>> 23);
+    const shared = new Uint8Array(new SharedArrayBuffer(1300));
+    shared.set(data, 100);
+    for (let offset = 0; offset < 8; offset++) {
+      // A view that starts at an odd byte of its ArrayBuffer, as pooled Buffers do.
+      const view = new Uint8Array(data.buffer, offset, data.length - offset);
+      const sharedView = new Uint8Array(shared.buffer, 100 + offset, data.length - offset);
+      for (const [start, end] of [[0, view.length], [1, 200], [3, 67], [5, 64 + 5], [7, 1000], [0, 63], [2, 80]] as const) {
+        const expected = crc32cReference(view.subarray(start, end));
+        expect(crc32c(view, start, end)).toBe(expected);
+        expect(crc32c(sharedView, start, end)).toBe(expected);
+        expect(crc32c(Buffer.from(view.buffer, view.byteOffset, view.length), start, end)).toBe(expected);
+      }
+    }
+  });
+});

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { mkdtemp, open, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -494,6 +495,56 @@ describe('FileSystemJobEventStore', () => {
       n++;
     }
     expect(n).toBe(300);
+  });
+
+  it('reads the same records whatever the window and read-ahead sizes, up to a torn tail', async () => {
+    const events: JobEvent[] = [];
+    for (let i = 0; i < 120; i++) {
+      // Some records larger than a window, some larger than the read-ahead overlap.
+      const snapshot = i % 17 === 5 ? Buffer.alloc(100_000 + i, i) : i % 7 === 3 ? Buffer.alloc(3_000, i) : undefined;
+      events.push(finishedEvent(i % 3, i, { subpartitions: i % 40, ...(snapshot ? { snapshot } : {}) }));
+    }
+    await writeAll(1, events);
+    const path = join(dir, 'events.0');
+    const original = await readFile(path);
+    await writeFile(path, original.subarray(0, original.length - 10));
+    const readWith = async (readChunkBytes: number) => {
+      const reader = new JobEventLogReader(dir, await listEventFiles(dir), { jobId: SAMPLE_JOB_ID, readChunkBytes });
+      const out: JobEventRecord[] = [];
+      for await (const r of reader) out.push(r);
+      return { out, report: reader.report() };
+    };
+    const reference = await readWith(16 * 1024 * 1024);
+    expect(reference.out).toHaveLength(events.length - 1);
+    expect(reference.report.tornTails).toHaveLength(1);
+    for (const chunk of [64, 97, 1000, 4096, 50_000, 200_000]) {
+      const { out, report } = await readWith(chunk);
+      // node:assert compares the large snapshot buffers as bytes (vitest's toEqual goes element by element).
+      assert.deepStrictEqual(out, reference.out);
+      expect(report).toEqual(reference.report);
+    }
+  });
+
+  it('cuts a large file at a flipped bit, in any window', async () => {
+    await writeAll(1, sampleJobEvents(2000, 64, 16));
+    await writeAll(2, [resetEvent(0, [1])]);
+    const path = join(dir, 'events.0');
+    const original = await readFile(path);
+    const { events: full } = await replayDir();
+    for (const [i, bit] of [[1, 0], [1000, 8 * 40 + 3], [1999, 8 * 100]] as const) {
+      const copy = Buffer.from(original);
+      copy[full[i]!.offset + (bit >> 3)]! ^= 1 << (bit & 7);
+      await writeFile(path, copy);
+      for (const readChunkBytes of [64 * 1024, 1024 * 1024]) {
+        const reader = new JobEventLogReader(dir, await listEventFiles(dir), { jobId: SAMPLE_JOB_ID, readChunkBytes });
+        const offsets: string[] = [];
+        for await (const r of reader) offsets.push(`${r.file}@${r.offset}`);
+        expect(offsets).toEqual([...full.slice(0, i), full[2000]!].map((r) => `${r.file}@${r.offset}`));
+        expect(reader.report().tornTails).toEqual([
+          { file: 'events.0', offset: full[i]!.offset, bytes: original.length - full[i]!.offset, reason: 'checksum-mismatch' },
+        ]);
+      }
+    }
   });
 
   it('reads a header-less or zero-filled file as a torn tail', async () => {

@@ -82,22 +82,69 @@ export interface JobEventLogReaderOptions {
   readChunkBytes?: number;
 }
 
-const DEFAULT_READ_CHUNK = 4 * 1024 * 1024;
+const DEFAULT_READ_CHUNK = 1024 * 1024;
+/**
+ * A read-ahead starts this far before the end of the current window, so that a record cut by
+ * the window's end (up to this size) is whole in the next one without copying.
+ */
+const READ_AHEAD_OVERLAP = 64 * 1024;
 
-/** A sliding window over a file, refilled from disk only when a record reaches past it. */
+/** Reads [position, position + length) into buf[at...]; fewer bytes only at the end of the file. */
+async function readFully(fh: FileHandle, buf: Buffer, at: number, length: number, position: number): Promise<number> {
+  let got = 0;
+  while (got < length) {
+    const { bytesRead } = await fh.read(buf, at + got, length - got, position + got);
+    if (bytesRead === 0) break;
+    got += bytesRead;
+  }
+  return got;
+}
+
+/**
+ * A sliding window over a file, refilled from disk only when a record reaches past it. A file
+ * larger than one window is read ahead: the buffer has two halves, and while the records of one
+ * are parsed the next part of the file is read into the other (I/O off the parsing thread).
+ */
 class FileWindow {
-  buf: Buffer;
-  /** File offset of buf[0]. */
+  buf!: Buffer;
+  /** File offset of buf[0] (buf[0] itself need not hold file bytes). */
   start = 0;
-  /** Valid bytes in buf. */
-  length = 0;
+  /** buf[lo, hi) holds the file's bytes [start + lo, start + hi). */
+  lo = 0;
+  hi = 0;
+  /** Bytes per half when reading ahead; 0 for a single-window buffer. */
+  private halfBytes: number;
+  /** The half holding the window. */
+  private half = 0;
+  private readonly overlap: number;
+  /** A read into the other half: true once it holds [aheadFrom, aheadFrom + aheadBytes). */
+  private ahead: Promise<boolean> | undefined;
+  private aheadFrom = 0;
+  private aheadBytes = 0;
 
   constructor(
     private readonly fh: FileHandle,
     public size: number,
     private readonly chunk: number,
   ) {
-    this.buf = Buffer.allocUnsafe(Math.min(chunk, Math.max(size, 64)));
+    this.overlap = Math.min(READ_AHEAD_OVERLAP, chunk);
+    if (size > chunk) {
+      this.halfBytes = chunk + this.overlap;
+      this.allocate(2 * this.halfBytes);
+    } else {
+      this.halfBytes = 0;
+      this.allocate(Math.max(size, 64));
+    }
+  }
+
+  private allocate(bytes: number): Buffer {
+    this.buf = Buffer.allocUnsafe(bytes);
+    return this.buf;
+  }
+
+  /** CRC-32C of buf[start, end). */
+  crc32c(start: number, end: number): number {
+    return crc32c(this.buf, start, end);
   }
 
   /**
@@ -105,27 +152,43 @@ class FileWindow {
    * since it was opened): the caller treats that like any truncation.
    */
   async ensure(offset: number, n: number): Promise<boolean> {
-    if (offset >= this.start && offset + n <= this.start + this.length) return true;
+    const at = offset - this.start;
+    if (at >= this.lo && at + n <= this.hi) return true;
+    // Nothing may touch the buffer while a read into it is in flight.
+    const ahead = this.ahead;
+    this.ahead = undefined;
+    const aheadReady = ahead !== undefined && (await ahead);
     const want = Math.min(Math.max(n, this.chunk), this.size - offset);
     if (want < n) return false;
-    let kept = 0;
-    if (offset >= this.start && offset < this.start + this.length) kept = this.start + this.length - offset;
-    if (this.buf.length < want) {
-      const next = Buffer.allocUnsafe(want);
-      if (kept > 0) this.buf.copy(next, 0, offset - this.start, offset - this.start + kept);
-      this.buf = next;
-    } else if (kept > 0) {
-      this.buf.copyWithin(0, offset - this.start, offset - this.start + kept);
+    if (aheadReady && offset >= this.aheadFrom && offset + n <= this.aheadFrom + this.aheadBytes) {
+      this.half = 1 - this.half;
+      this.start = this.aheadFrom - this.half * this.halfBytes;
+      this.lo = offset - this.start;
+      this.hi = this.half * this.halfBytes + this.aheadBytes;
+      return true;
     }
+    let kept = 0;
+    if (at >= this.lo && at < this.hi) kept = this.hi - at;
+    // The window goes to the start of the buffer (the first half): room for `want` bytes there.
+    const room = this.halfBytes > 0 ? this.halfBytes : this.buf.length;
+    if (room < want) {
+      const bytes = this.halfBytes > 0 ? 2 * (want + this.overlap) : want;
+      const previous = this.buf;
+      const next = this.allocate(bytes);
+      if (kept > 0) previous.copy(next, 0, at, at + kept);
+      if (this.halfBytes > 0) this.halfBytes = bytes >>> 1;
+    } else if (kept > 0) {
+      this.buf.copyWithin(0, at, at + kept);
+    }
+    this.half = 0;
     this.start = offset;
-    this.length = kept;
-    while (this.length < want) {
-      const { bytesRead } = await this.fh.read(this.buf, this.length, want - this.length, offset + this.length);
-      if (bytesRead === 0) {
-        this.size = offset + this.length;
-        return this.length >= n;
-      }
-      this.length += bytesRead;
+    this.lo = 0;
+    this.hi = kept;
+    const got = await readFully(this.fh, this.buf, kept, want - kept, offset + kept);
+    this.hi += got;
+    if (this.hi < want) {
+      this.size = offset + this.hi;
+      return this.hi >= n;
     }
     return true;
   }
@@ -133,6 +196,31 @@ class FileWindow {
   /** Index in `buf` of a file offset inside the window. */
   at(offset: number): number {
     return offset - this.start;
+  }
+
+  /**
+   * The records from file offset `recordOffset` to the end of the window are next: reads the
+   * part of the file after the window ahead, overlapping the window's end.
+   */
+  readAhead(recordOffset: number): void {
+    const end = this.start + this.hi;
+    if (this.halfBytes === 0 || this.ahead !== undefined || end >= this.size) return;
+    const from = Math.max(end - this.overlap, recordOffset);
+    const bytes = Math.min(this.halfBytes, this.size - from);
+    this.aheadFrom = from;
+    this.aheadBytes = bytes;
+    // A failed read-ahead is just not used: the read is repeated, and its error reported, then.
+    this.ahead = readFully(this.fh, this.buf, (1 - this.half) * this.halfBytes, bytes, from).then(
+      (got) => got === bytes,
+      () => false,
+    );
+  }
+
+  /** Waits for a read-ahead in flight: before the file is closed or the buffer reused. */
+  async drain(): Promise<void> {
+    const ahead = this.ahead;
+    this.ahead = undefined;
+    if (ahead) await ahead;
   }
 }
 
@@ -256,6 +344,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
             await this.closeCurrent();
             break;
           }
+          file.window.readAhead(file.pos);
         }
       }
       return out;
@@ -297,7 +386,13 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
   private async closeCurrent(): Promise<void> {
     const c = this.current;
     this.current = undefined;
-    if (c) await c.fh.close();
+    if (c) {
+      try {
+        await c.window.drain();
+      } finally {
+        await c.fh.close();
+      }
+    }
   }
 
   private corrupt(file: OpenFile, offset: number, detail: string, cause?: unknown): JobEventStoreCorruptError {
@@ -385,6 +480,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       this.maxEpoch = header.epoch;
       file.epoch = header.epoch;
       file.pos = headerEnd;
+      w.readAhead(headerEnd);
       keep = true;
       return file;
     } finally {
@@ -402,7 +498,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
     const remaining = w.size - offset;
     if (remaining === 0) return null;
     if (remaining < RECORD_HEADER_BYTES) return this.torn(file, offset, 'truncated-header');
-    const windowEnd = w.start + w.length;
+    const windowEnd = w.start + w.hi;
     if (offset + RECORD_HEADER_BYTES > windowEnd) {
       file.need = RECORD_HEADER_BYTES;
       return undefined;
@@ -417,7 +513,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       return undefined;
     }
     const crcAt = p + RECORD_HEADER_BYTES + payloadLength;
-    if (crc32c(b, p, crcAt) !== readUInt32BE(b, crcAt)) return this.torn(file, offset, 'checksum-mismatch');
+    if (w.crc32c(p, crcAt) !== readUInt32BE(b, crcAt)) return this.torn(file, offset, 'checksum-mismatch');
     const typeId = b[p]!;
     const type = jobEventTypeOfId(typeId);
     if (type === undefined) throw this.corrupt(file, offset, `unknown record type ${typeId}`);

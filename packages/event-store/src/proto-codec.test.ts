@@ -10,6 +10,8 @@ const int64 = fc.oneof(
   fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 }),
   fc.maxSafeInteger(),
   fc.constantFrom(0, 1, 127, 128, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1, -(2 ** 53) + 1, -1),
+  // Where the decoder's varint fast paths end (4 and 7 bytes).
+  fc.constantFrom(2 ** 28 - 1, 2 ** 28, 2 ** 35 - 1, 2 ** 35, 2 ** 42 - 1, 2 ** 42, 2 ** 49 - 1, 2 ** 49, -(2 ** 28), -(2 ** 49)),
 );
 const bytes = fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b));
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
@@ -110,6 +112,28 @@ describe('messageCodec', () => {
       shuffle_master_snapshot: Buffer.from('abc').toString('base64'),
     };
     expect(Buffer.from(codec.encode(message)).equals(Buffer.from(encodeMessage('ExecutionVertexFinishedEvent', message)))).toBe(true);
+  });
+
+  it('decodes many distinct and repeated strings alike (the string cache evicts, never confuses)', () => {
+    const codec = messageCodec<object, unknown>('ExecutionVertexId');
+    // More distinct ids than the cache has slots, with shared prefixes and suffixes, some non-ASCII.
+    const ids = Array.from({ length: 6000 }, (_, i) => (i % 3 === 0 ? `vertex-${i}` : i % 3 === 1 ? `${i}-tm-0000000${i % 10}` : `ü-${i}-é`));
+    for (let round = 0; round < 2; round++) {
+      for (const [i, id] of ids.entries()) {
+        const bytes = encodeMessage('ExecutionVertexId', { vertex_id: id, subtask: i });
+        expect(codec.decode(bytes)).toEqual({ vertex_id: id, subtask: i });
+      }
+    }
+  });
+
+  it('reads packed int64 runs mixed with unpacked elements and values beyond 2^53 as protobufjs does', () => {
+    const codec = messageCodec<object, unknown>('IOMetrics');
+    const packed = Buffer.from(encodeMessage('IOMetrics', { subpartition_bytes: [1, 2 ** 40, -3, 127, 128, 2 ** 28] }));
+    // The same field once more, unpacked (tag 5 << 3 | 0), then packed again: all appended in order.
+    const unpacked = Buffer.from([(5 << 3) | 0, 0x96, 0x01]);
+    const huge = Buffer.from(encodeMessage('IOMetrics', { subpartition_bytes: ['18446744073709551615', '9223372036854775807'] }));
+    const bytes = Buffer.concat([packed, unpacked, huge]);
+    expect(codec.decode(bytes)).toEqual(decodeMessage('IOMetrics', bytes));
   });
 
   it('does not share decoded byte fields with the input buffer', () => {

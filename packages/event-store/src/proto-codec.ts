@@ -30,6 +30,7 @@ export interface MessageCodec<In extends object, Out> {
 // Writer
 
 const TWO_32 = 4294967296;
+const TWO_28 = 268435456;
 
 /** A growable byte buffer with the protobuf wire primitives; reused across messages. */
 export class ProtoWriter {
@@ -207,10 +208,18 @@ interface Utf8Buffer extends Buffer {
 
 class ProtoReader {
   constructor(
-    readonly buf: Utf8Buffer,
+    public buf: Utf8Buffer,
     public pos: number,
-    readonly end: number,
+    public end: number,
   ) {}
+
+  /** Points the reader at other bytes. */
+  reset(buf: Utf8Buffer, pos: number, end: number): this {
+    this.buf = buf;
+    this.pos = pos;
+    this.end = end;
+    return this;
+  }
 
   uint32(): number {
     const b = this.buf;
@@ -332,6 +341,28 @@ class ProtoReader {
         this.pos = p + 4;
         return v;
       }
+      // Up to 49 bits (millisecond timestamps, byte totals) in double arithmetic: exact, and
+      // below the sign bit that only a 10-byte varint reaches.
+      if (p + 7 <= this.end) {
+        c = b[p + 4]!;
+        let high = c & 127;
+        if (c < 128) {
+          this.pos = p + 5;
+          return v + high * TWO_28;
+        }
+        c = b[p + 5]!;
+        high += (c & 127) * 128;
+        if (c < 128) {
+          this.pos = p + 6;
+          return v + high * TWO_28;
+        }
+        c = b[p + 6]!;
+        high += (c & 127) * 16384;
+        if (c < 128) {
+          this.pos = p + 7;
+          return v + high * TWO_28;
+        }
+      }
     }
     this.varint64();
     return longToNumber(LONG.lo, LONG.hi, false);
@@ -349,7 +380,11 @@ class ProtoReader {
 
   string(): string {
     const start = this.delimited();
-    return start === this.pos ? '' : this.buf.utf8Slice(start, this.pos);
+    const end = this.pos;
+    const len = end - start;
+    if (len === 0) return '';
+    if (len > INTERN_MAX_BYTES) return this.buf.utf8Slice(start, end);
+    return internedString(this.buf, start, end);
   }
 
   /** A copy: the decoded message must not alias a read buffer that is reused. */
@@ -389,6 +424,103 @@ class ProtoReader {
 }
 
 const LONG = { lo: 0, hi: 0 };
+
+/** The reader of every fast decode: decoding never re-enters, and this saves an object per event. */
+const sharedReader = new ProtoReader(Buffer.alloc(0) as Utf8Buffer, 0, 0);
+
+// Short strings repeat across a job's events (vertex, TaskManager and job ids, addresses):
+// a small direct-mapped cache from bytes to the decoded string saves a call into C++ and an
+// allocation per field on replay. Equal bytes always decode to an equal string, so a hit is
+// exactly what utf8Slice would have returned; a collision merely evicts.
+const INTERN_SLOTS = 2048;
+const INTERN_MAX_BYTES = 48;
+const internBytes = new Uint8Array(INTERN_SLOTS * INTERN_MAX_BYTES);
+const internLength = new Int32Array(INTERN_SLOTS).fill(-1);
+const internText: string[] = new Array<string>(INTERN_SLOTS).fill('');
+
+function internedString(b: Utf8Buffer, start: number, end: number): string {
+  const len = end - start;
+  // Hashes at most the first and last 8 bytes (ids differ at their ends): bounded work per field.
+  let h = Math.imul(len, 0x9e3779b1);
+  const headEnd = len > 8 ? start + 8 : end;
+  for (let i = start; i < headEnd; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  for (let i = len > 16 ? end - 8 : headEnd; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  const slot = (h ^ (h >>> 16)) & (INTERN_SLOTS - 1);
+  const base = slot * INTERN_MAX_BYTES;
+  if (internLength[slot] === len) {
+    let i = 0;
+    while (i < len && internBytes[base + i] === b[start + i]) i++;
+    if (i === len) return internText[slot]!;
+  }
+  const s = b.utf8Slice(start, end);
+  for (let i = 0; i < len; i++) internBytes[base + i] = b[start + i]!;
+  internLength[slot] = len;
+  internText[slot] = s;
+  return s;
+}
+
+// Packed int64 runs (IOMetrics.subpartition_bytes: one per subpartition, the bulk of a
+// finished event) are decoded into this scratch array and copied out at their exact size:
+// cheaper than growing the result by push, and the copy of a packed number array is a memcpy.
+let packedScratch: number[] = [];
+
+/**
+ * Reads the packed varints of an int64 (or uint64) field up to `e` and returns `into` with
+ * them appended (a new array when `into` is empty, the usual case).
+ */
+function readPackedInt64(r: ProtoReader, e: number, into: number[], unsigned: boolean): number[] {
+  const b = r.buf;
+  const s = packedScratch;
+  let p = r.pos;
+  let n = 0;
+  while (p < e) {
+    // Values below 2^28 (byte counts under 256 MiB) need no 64-bit arithmetic.
+    if (p + 4 <= e) {
+      let c = b[p]!;
+      if (c < 128) {
+        s[n++] = c;
+        p += 1;
+        continue;
+      }
+      let v = c & 127;
+      c = b[p + 1]!;
+      if (c < 128) {
+        s[n++] = v | (c << 7);
+        p += 2;
+        continue;
+      }
+      v |= (c & 127) << 7;
+      c = b[p + 2]!;
+      if (c < 128) {
+        s[n++] = v | (c << 14);
+        p += 3;
+        continue;
+      }
+      v |= (c & 127) << 14;
+      c = b[p + 3]!;
+      if (c < 128) {
+        s[n++] = v | (c << 21);
+        p += 4;
+        continue;
+      }
+    }
+    r.pos = p;
+    r.varint64();
+    s[n++] = longToNumber(LONG.lo, LONG.hi, unsigned);
+    p = r.pos;
+  }
+  r.pos = p;
+  let out: number[];
+  if (into.length === 0) {
+    out = s.slice(0, n);
+  } else {
+    out = into;
+    for (let i = 0; i < n; i++) out.push(s[i]!);
+  }
+  // Do not keep a huge scratch alive after an unusually long run.
+  if (s.length > 65536) packedScratch = [];
+  return out;
+}
 
 function longToNumber(lo: number, hi: number, unsigned: boolean): number {
   if (!unsigned && hi >>> 31) {
@@ -691,6 +823,7 @@ const HELPERS = {
   readValue,
   wrongWireType,
   isKnownField,
+  readPackedInt64,
   overrun: (plan: MessagePlan) => new ProtoDecodeError(`${plan.fullName}: a field overruns the message`),
   objectExpected: (f: FieldPlan) => new TypeError(`${f.fullName}: object expected`),
   arrayExpected: (f: FieldPlan) => new TypeError(`${f.fullName}: array expected`),
@@ -771,8 +904,12 @@ function compileDecoder(plan: MessagePlan): Decoder {
     const target = prop('o', f);
     const read = readExpr(f, i);
     if (f.repeated) {
-      src.push(`      case ${f.tag}: ${target}.push(${read}); break;`);
-      if (f.wire !== 2) {
+      // Most repeated fields of an event hold one element: [x] allocates it at its size,
+      // where a push onto the empty default reserves room for 17.
+      src.push(`      case ${f.tag}: { const x = ${read}; const a = ${target}; if (a.length === 0) ${target} = [x]; else a.push(x); break; }`);
+      if (f.kind === Kind.Int64 || f.kind === Kind.Uint64) {
+        src.push(`      case ${f.packedTag}: { const e = r.sub(end); ${target} = H.readPackedInt64(r, e, ${target}, ${f.kind === Kind.Uint64}); if (r.pos !== e) throw H.overrun(P); break; }`);
+      } else if (f.wire !== 2) {
         // Packed form, accepted for every packable field whatever the writer chose.
         src.push(`      case ${f.packedTag}: { const e = r.sub(end); const a = ${target}; while (r.pos < e) a.push(${read}); if (r.pos !== e) throw H.overrun(P); break; }`);
       }
@@ -892,7 +1029,12 @@ export function messageCodec<In extends object, Out>(typeName: string, forceGene
       },
       decode(bytes, start = 0, end = bytes.length) {
         const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-        return decodeFields(new ProtoReader(buf as Utf8Buffer, start, end), end) as Out;
+        try {
+          return decodeFields(sharedReader.reset(buf as Utf8Buffer, start, end), end) as Out;
+        } finally {
+          // Not to keep a read window alive between decodes.
+          sharedReader.buf = EMPTY_BUFFER as Utf8Buffer;
+        }
       },
     };
   } else {
