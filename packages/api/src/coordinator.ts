@@ -2,7 +2,7 @@
  * User operator coordinators: Flink's OperatorCoordinator with its CoordinationRequestHandler.
  * A coordinator is JobMaster-side logic attached to one operator; the operator's subtasks ask it
  * things with `sendRequestToCoordinator`. Sources have theirs built in (the SourceCoordinator
- * runs the SplitEnumerator); `DataSet.process(fn, { coordinator })` attaches any other.
+ * runs the SplitEnumerator); `DataSet.process(create, { coordinator })` attaches any other.
  *
  * Requests, responses and snapshots cross process boundaries: they must be JSON-encodable.
  *

@@ -72,9 +72,9 @@ export class DataSet<T> {
     checkFunction(create, 'process(create): create');
     const c = options.coordinator;
     if (c !== undefined) {
-      if (typeof c !== 'object' || c === null) throw jobInvalid('process(fn, { coordinator }): coordinator must be an object with create(ctx)');
-      checkFunction(c.create, 'process(fn, { coordinator }): coordinator.create');
-      if (c.restore !== undefined) checkFunction(c.restore, 'process(fn, { coordinator }): coordinator.restore');
+      if (typeof c !== 'object' || c === null) throw jobInvalid('process(create, { coordinator }): coordinator must be an object with create(ctx)');
+      checkFunction(c.create, 'process(create, { coordinator }): coordinator.create');
+      if (c.restore !== undefined) checkFunction(c.restore, 'process(create, { coordinator }): coordinator.restore');
     }
     return this.derive({
       kind: 'process',

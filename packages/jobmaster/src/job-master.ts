@@ -82,7 +82,7 @@ export class JobMaster {
   finishedAtMs = 0;
   readonly notes: string[] = [];
   private readonly coordinators = new Map<string, SourceCoordinator>();
-  /** User coordinators (`DataSet.process(fn, { coordinator })`) by vertex id, created with the vertex. */
+  /** User coordinators (`DataSet.process(create, { coordinator })`) by vertex id, created with the vertex. */
   private readonly userCoordinators = new Map<string, OperatorCoordinatorHolder[]>();
   private readonly restartDelays = new Map<string, PendingRestart>();
   private readonly sinkTemps = new Map<string, string>();

@@ -2,7 +2,7 @@ import { ErrorCode, ReboundError, errorMessage, type Logger } from '@rebound/cor
 import { NO_CHECKPOINT, type OperatorCoordinator, type OperatorCoordinatorContext, type OperatorCoordinatorProvider } from '@rebound/api';
 
 /**
- * Flink's OperatorCoordinatorHolder for user coordinators (`DataSet.process(fn, { coordinator })`):
+ * Flink's OperatorCoordinatorHolder for user coordinators (`DataSet.process(create, { coordinator })`):
  * owns the user's coordinator on the JobMaster, turns its failures into USER_CODE errors naming
  * the operator, and moves requests, answers and snapshots through JSON.
  */
