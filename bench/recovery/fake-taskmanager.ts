@@ -41,11 +41,12 @@ function subpartitionBytesOf(subtask: number, n: number): number[] {
 const partitions: PartitionWithMetrics[] = [];
 for (let i = 0; i < count; i++) {
   const subtask = first + i * step;
+  const bytes = subpartitionBytesOf(subtask, subpartitions);
   partitions.push({
     partition_id: { job_id: jobId, vertex_id: vertexId, subtask, attempt: 0 },
     num_subpartitions: subpartitions,
-    total_bytes: subpartitionBytesOf(subtask, subpartitions).reduce((a, b) => a + b, 0),
-    packed_subpartition_bytes: packSubpartitionBytes(subpartitionBytesOf(subtask, subpartitions)),
+    total_bytes: bytes.reduce((a, b) => a + b, 0),
+    packed_subpartition_bytes: packSubpartitionBytes(bytes),
   });
 }
 for (let i = 0; i < Number(values.stale); i++) {

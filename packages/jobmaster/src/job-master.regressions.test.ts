@@ -1,61 +1,20 @@
 import { mkdtemp, open, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Configuration, bindServer, decodeMessage, encodeMessage, handleUnary, loadProto, partitionKey, shutdownServer, silentLogger, systemClock } from '@rebound/core';
-import type { JobGraph__Output, PartitionWithMetrics, RecoveryReport, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
+import { Configuration, decodeMessage, encodeMessage, partitionKey, silentLogger, systemClock } from '@rebound/core';
+import type { JobGraph__Output, PartitionWithMetrics, RecoveryReport, TaskDeploymentDescriptor__Output } from '@rebound/core';
 import { buildJob, defineJob } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager, jobEventsDir } from '@rebound/event-store';
 import { JobMaster } from './job-master.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
+import { fakeTaskManager, until, type Retained } from './testing/fake-task-manager.js';
 
 /**
  * Regressions found by the chaos harness (packages/chaos), named after the fault that found them.
  */
 
 const JOB_ID = 'fedcba9876543210fedcba9876543210';
-
-interface Retained {
-  /** What GetAndRetainPartitionsWithMetrics answers, after `delayMs`. */
-  partitions: PartitionWithMetrics[];
-  delayMs: number;
-  released: string[];
-}
-
-async function fakeTaskManager(
-  deployed: TaskDeploymentDescriptor__Output[],
-  retained: Retained = { partitions: [], delayMs: 0, released: [] },
-): Promise<{ address: string; close(): Promise<void> }> {
-  const handlers: TaskExecutorGatewayHandlers = {
-    DeployTask: handleUnary((tdd) => {
-      deployed.push(tdd);
-      return { accepted: true };
-    }),
-    CancelTask: handleUnary(() => ({ found: true })),
-    ReleasePartitions: handleUnary((r) => {
-      retained.released.push(...r.partitions.map((p) => partitionKey(p)));
-      return { released: r.partitions.length };
-    }),
-    GetAndRetainPartitionsWithMetrics: handleUnary(async () => {
-      await new Promise((r) => setTimeout(r, retained.delayMs));
-      return { partitions: retained.partitions };
-    }),
-    DisconnectJob: handleUnary(() => ({})),
-  };
-  const server = new grpc.Server();
-  server.addService(loadProto().TaskExecutorGateway.service, handlers);
-  const port = await bindServer(server, '127.0.0.1', 0);
-  return { address: `127.0.0.1:${port}`, close: () => shutdownServer(server, 100) };
-}
-
-async function until(cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('JobMaster regressions', () => {
   let haDir: string;

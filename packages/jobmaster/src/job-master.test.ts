@@ -1,39 +1,13 @@
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Configuration, bindServer, decodeMessage, encodeMessage, handleUnary, loadProto, shutdownServer, silentLogger, systemClock } from '@rebound/core';
-import type { JobGraph__Output, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
+import { Configuration, decodeMessage, encodeMessage, silentLogger, systemClock } from '@rebound/core';
+import type { JobGraph__Output, TaskDeploymentDescriptor__Output } from '@rebound/core';
 import { buildJob, defineJob } from '@rebound/api';
 import { JobMaster } from './job-master.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
-
-/** A TaskManager that only records what it is asked to do. */
-async function fakeTaskManager(deployed: TaskDeploymentDescriptor__Output[]): Promise<{ address: string; close(): Promise<void> }> {
-  const handlers: TaskExecutorGatewayHandlers = {
-    DeployTask: handleUnary((tdd) => {
-      deployed.push(tdd);
-      return { accepted: true };
-    }),
-    CancelTask: handleUnary(() => ({ found: true })),
-    ReleasePartitions: handleUnary((r) => ({ released: r.partitions.length })),
-    GetAndRetainPartitionsWithMetrics: handleUnary(() => ({ partitions: [] })),
-    DisconnectJob: handleUnary(() => ({})),
-  };
-  const server = new grpc.Server();
-  server.addService(loadProto().TaskExecutorGateway.service, handlers);
-  const port = await bindServer(server, '127.0.0.1', 0);
-  return { address: `127.0.0.1:${port}`, close: () => shutdownServer(server, 100) };
-}
-
-async function until(cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+import { fakeTaskManager, until } from './testing/fake-task-manager.js';
 
 describe('JobMaster scheduling', () => {
   let out: string;

@@ -1,0 +1,46 @@
+import * as grpc from '@grpc/grpc-js';
+import { bindServer, handleUnary, loadProto, partitionKey, shutdownServer } from '@rebound/core';
+import type { PartitionWithMetrics, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
+
+/** For the JobMaster's unit tests: a TaskManager that records what it is asked to do. */
+
+export interface Retained {
+  /** What GetAndRetainPartitionsWithMetrics answers, after `delayMs`. */
+  partitions: PartitionWithMetrics[];
+  delayMs: number;
+  released: string[];
+}
+
+export async function fakeTaskManager(
+  deployed: TaskDeploymentDescriptor__Output[],
+  retained: Retained = { partitions: [], delayMs: 0, released: [] },
+): Promise<{ address: string; close(): Promise<void> }> {
+  const handlers: TaskExecutorGatewayHandlers = {
+    DeployTask: handleUnary((tdd) => {
+      deployed.push(tdd);
+      return { accepted: true };
+    }),
+    CancelTask: handleUnary(() => ({ found: true })),
+    ReleasePartitions: handleUnary((r) => {
+      retained.released.push(...r.partitions.map((p) => partitionKey(p)));
+      return { released: r.partitions.length };
+    }),
+    GetAndRetainPartitionsWithMetrics: handleUnary(async () => {
+      await new Promise((r) => setTimeout(r, retained.delayMs));
+      return { partitions: retained.partitions };
+    }),
+    DisconnectJob: handleUnary(() => ({})),
+  };
+  const server = new grpc.Server();
+  server.addService(loadProto().TaskExecutorGateway.service, handlers);
+  const port = await bindServer(server, '127.0.0.1', 0);
+  return { address: `127.0.0.1:${port}`, close: () => shutdownServer(server, 100) };
+}
+
+export async function until(cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
