@@ -15,8 +15,9 @@ export interface RunPlanOptions extends PlanOptions {
   readonly job?: JobName;
   /**
    * Multiplies the job's per-record delays. Fault triggers count finished tasks, and on a fast,
-   * quiet machine the last tasks of a stage finish so close together that a trigger near the end
-   * can miss the job; a slower job gives the same faults room to land.
+   * quiet machine the gaps between the source subtasks' finishes (staggered by DelayedSource) can
+   * be shorter than a trigger's delay, so a trigger near the end can miss the job; a slower job
+   * widens the gaps and gives the same faults room to land.
    */
   readonly slowdown?: number;
 }

@@ -6,6 +6,12 @@ import type { Source, SourceReader, SourceReaderContext, SourceSplit, SplitEnume
  * enough for faults to land in the middle of them. The sleep is asynchronous, so heartbeats and
  * partition requests of the TaskManager are served meanwhile. The enumerator is untouched: the
  * wrapped source snapshots and restores exactly like the original.
+ *
+ * Each split gets its own delay, between half and one and a half times `delayMs`, fixed by its
+ * id. Equal splits with equal delays would finish in lockstep, a wave of subtasks at a time, and
+ * a fault planned "after the 8th finished task" would then fire only when its whole wave and,
+ * on a quiet machine, the short stage after it were done. Staggered splits finish one by one,
+ * and the gaps between them grow with the delay, which is what `--slowdown` relies on.
  */
 export class DelayedSource<T, Split extends SourceSplit, State> implements Source<T, Split, State> {
   readonly sourceName: string;
@@ -36,12 +42,23 @@ export class DelayedSource<T, Split extends SourceSplit, State> implements Sourc
     const delayMs = this.delayMs;
     return {
       async *read(split: Split): AsyncGenerator<T[]> {
+        const splitDelayMs = splitDelay(delayMs, split.id);
         for await (const batch of reader.read(split)) {
-          if (delayMs > 0) await sleep(delayMs);
+          if (splitDelayMs > 0) await sleep(splitDelayMs);
           yield batch;
         }
       },
       close: () => reader.close?.(),
     };
   }
+}
+
+/** `delayMs` scaled by a factor in [0.5, 1.5) that FNV-1a of the split id fixes. */
+export function splitDelay(delayMs: number, splitId: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < splitId.length; i++) {
+    h ^= splitId.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return Math.round(delayMs * (0.5 + (h >>> 0) / 2 ** 32));
 }
