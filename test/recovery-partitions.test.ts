@@ -160,13 +160,13 @@ describe('batch job recovery with lost partitions', () => {
     await waitForRecovered(jobId, killed.epoch);
     // The middle stage reads the sources' partitions in subtask order: #3 last, #2 before it.
     const [s2, s3] = [sources[2]!, sources[3]!];
-    await deletePartitionData(cluster, jobId, partitionName(source.id, 3, s3.attempt));
+    await deletePartitionData(cluster, jobId, partitionName(s3));
     await cluster.waitFor(
       async () => deploymentsAfter(await cluster.taskEvents(), jobId, killed.epoch).some((e) => e.vertexId === source.id && e.subtask === 3),
       30_000,
       'source subtask 3 to be deployed again',
     );
-    await deletePartitionData(cluster, jobId, partitionName(source.id, 2, s2.attempt));
+    await deletePartitionData(cluster, jobId, partitionName(s2));
 
     const final = await cluster.waitForJob(jobId, 60_000);
     expect(diffMaps(expectedHistogram(RECORDS, KEYS), await readSinkOutput(out))).toEqual([]);
@@ -178,7 +178,7 @@ describe('batch job recovery with lost partitions', () => {
     ]);
     expect(final.restarts).toBeGreaterThanOrEqual(2);
     const log = await cluster.log(leader.id);
-    for (const s of [s2, s3]) expect(log).toContain(`"partition":"${jobId}/${source.id}#${s.subtask}.${s.attempt}"`);
+    for (const s of [s2, s3]) expect(log).toContain(`"partition":"${jobId}/${source.id}#${s.subtask}.${s.attempt}@${s.attemptEpoch}"`);
   });
 
   it('reruns every subtask of a finished source without batch snapshots when one of its partitions is lost after recovery', async () => {
@@ -186,7 +186,7 @@ describe('batch job recovery with lost partitions', () => {
     expect(sources).toHaveLength(4);
     await bringBackLeader(killed);
     await waitForRecovered(jobId, killed.epoch);
-    await deletePartitionData(cluster, jobId, partitionName(source.id, 3, sources[3]!.attempt));
+    await deletePartitionData(cluster, jobId, partitionName(sources[3]!));
 
     const final = await cluster.waitForJob(jobId, 60_000);
     expect(diffMaps(expectedHistogram(RECORDS, KEYS), await readSinkOutput(out))).toEqual([]);
@@ -217,7 +217,7 @@ describe('batch job recovery with lost partitions', () => {
     // The patient TaskManagers still keep theirs.
     const kept = (await partitionsOnDisk(cluster, jobId)).map((p) => p.name);
     for (const f of atKill.values()) {
-      if (f.taskManagerId !== impatient.id) expect(kept).toContain(partitionName(f.vertexId, f.subtask, f.attempt));
+      if (f.taskManagerId !== impatient.id) expect(kept).toContain(partitionName(f));
     }
 
     await bringBackLeader(killed);

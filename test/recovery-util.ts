@@ -25,6 +25,8 @@ export interface FinishedExecution {
   readonly vertexId: string;
   readonly subtask: number;
   readonly attempt: number;
+  /** Epoch of the leader that deployed the attempt. */
+  readonly attemptEpoch: number;
   readonly taskManagerId: string;
 }
 
@@ -45,6 +47,7 @@ export function finishedInLog(dump: JobEventsDump): Map<SubtaskKey, FinishedExec
         vertexId: e.vertex_id,
         subtask: e.subtask,
         attempt: e.attempt,
+        attemptEpoch: e.attempt_epoch,
         taskManagerId: e.location?.task_manager_id ?? '',
       });
     } else if (r.type === 'ExecutionVertexReset') {
@@ -175,7 +178,7 @@ export function histogramArgs(opts: {
 /** A finished partition's directory on a TaskManager's disk. */
 export interface PartitionOnDisk {
   readonly taskManagerId: string;
-  /** `<vertexId>-<subtask>-<attempt>` */
+  /** `<vertexId>-<subtask>-<attempt>-e<epoch>` */
   readonly name: string;
   readonly dir: string;
 }
@@ -192,8 +195,9 @@ export async function partitionsOnDisk(cluster: LocalCluster, jobId: string): Pr
   return out;
 }
 
-export function partitionName(vertexId: string, subtask: number, attempt: number): string {
-  return `${vertexId}-${subtask}-${attempt}`;
+/** The directory name of the partition a finished execution wrote. */
+export function partitionName(f: Pick<FinishedExecution, 'vertexId' | 'subtask' | 'attempt' | 'attemptEpoch'>): string {
+  return `${f.vertexId}-${f.subtask}-${f.attempt}-e${f.attemptEpoch}`;
 }
 
 /** Deletes a finished partition's data file, as a lost disk would (the consumer gets PartitionNotFound). */

@@ -280,8 +280,8 @@ async function finishedPartitions(r: RunContext): Promise<PartitionOnDisk[]> {
     for (const name of (await readdir(jobDir).catch(() => [] as string[])).sort()) {
       const dir = join(jobDir, name);
       const ok = await Promise.all([stat(join(dir, 'index')), stat(join(dir, 'data'))]).then(() => true, () => false);
-      // <vertexId>-<subtask>-<attempt>; the vertex id may itself contain dashes.
-      const m = /^(.*)-(\d+)-(\d+)$/.exec(name);
+      // <vertexId>-<subtask>-<attempt>-e<epoch>; the vertex id may itself contain dashes.
+      const m = /^(.*)-(\d+)-(\d+)-e(\d+)$/.exec(name);
       if (ok && m) out.push({ taskManagerId: p.id, name, dir, key: subtaskKey(m[1]!, Number(m[2])) });
     }
   }

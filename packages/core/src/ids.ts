@@ -22,9 +22,12 @@ export function attemptKey(a: AttemptLike): string {
   return `${a.vertex_id}#${a.subtask ?? 0}.${a.attempt ?? 0}`;
 }
 
-/** `<jobId>/<vertex>#<subtask>.<attempt>`: unique within a cluster. */
-export function partitionKey(p: Pick<ResultPartitionId, 'job_id' | 'vertex_id' | 'subtask' | 'attempt'>): string {
-  return `${p.job_id}/${attemptKey(p)}`;
+/**
+ * `<jobId>/<vertex>#<subtask>.<attempt>@<epoch>`: unique within a cluster, across leaders too
+ * (the epoch is that of the leader that deployed the producing attempt).
+ */
+export function partitionKey(p: Pick<ResultPartitionId, 'job_id' | 'vertex_id' | 'subtask' | 'attempt' | 'epoch'>): string {
+  return `${p.job_id}/${attemptKey(p)}@${p.epoch ?? 0}`;
 }
 
 export function executionVertexKey(vertexId: string, subtask: number): string {

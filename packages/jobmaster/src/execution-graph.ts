@@ -20,6 +20,11 @@ export const TERMINAL_JOB_STATES: ReadonlySet<JobState> = new Set(['FINISHED', '
 /** One subtask of a job vertex; its current attempt is the only one that counts. */
 export class ExecutionVertex {
   attempt = 0;
+  /**
+   * Epoch of the leader that deployed the current attempt (0 before it is deployed). Attempt
+   * numbers can repeat across leaders; attempt and epoch together cannot.
+   */
+  attemptEpoch = 0;
   state: ExecutionState = 'CREATED';
   location: TaskManagerLocation__Output | undefined;
   ioMetrics: IOMetrics__Output | undefined;
@@ -41,6 +46,7 @@ export class ExecutionVertex {
       vertex_id: this.jobVertex.id,
       subtask: this.subtask,
       attempt: this.attempt,
+      epoch: this.attemptEpoch,
     };
   }
 }
@@ -186,6 +192,7 @@ export class ExecutionGraph {
     if (evs.length === 0) return;
     for (const ev of evs) {
       ev.attempt++;
+      ev.attemptEpoch = 0;
       ev.state = 'CREATED';
       ev.location = undefined;
       ev.ioMetrics = undefined;

@@ -103,6 +103,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
             vertex_id: ejv.id,
             subtask: ev.subtask,
             attempt: ev.attempt,
+            attempt_epoch: ev.attemptEpoch,
             location: ev.location ?? null,
             io_metrics: ev.ioMetrics ?? null,
             partitions: ejv.consumers.length > 0 ? [ev.partitionId()] : [],

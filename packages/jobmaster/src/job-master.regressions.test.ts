@@ -130,12 +130,65 @@ describe('JobMaster regressions', () => {
   });
 
   /*
+   * torn-tail, the structural half of chaos seed 2157: the finished events of the first leader's
+   * sources were lost, so the second leader runs them again under the same attempt numbers while
+   * a TaskManager still holds the first leader's partitions. The epoch in the partition id keeps
+   * the two apart: the old copies are released by their own ids, and consumers read the new ones.
+   */
+  it('torn-tail: a rerun that repeats an attempt number gets partition ids of its own leader epoch', async () => {
+    const first = await jobMaster(1);
+    await first.job.start();
+    await until(() => deployed.length === 4, 'the first leader to deploy the sources');
+    await first.events.flush();
+    await first.job.suspend();
+    const retained: Retained = { partitions: [], delayMs: 0, released: [] };
+    const oldIds = deployed.map((d) => ({ ...d.execution!, epoch: 1 }));
+    retained.partitions = oldIds.map((id) => ({ partition_id: id, num_subpartitions: 1, total_bytes: 8 }));
+    // It offers slots too: the second leader may deploy there as well.
+    const holder = await fakeTaskManager(deployed, retained);
+    try {
+      leaderEpoch = 2;
+      deployed.length = 0;
+      const second = await jobMaster(2, [{ id: 'tm-1', address: tm.address }, { id: 'tm-old', address: holder.address }], {
+        'execution.batch.job-recovery.previous-worker.recovery.timeout': '200 ms',
+      });
+      await second.job.start(true);
+      await until(() => deployed.length === 4, 'the second leader to deploy the sources again');
+      expect(deployed.map((d) => [d.execution!.attempt, d.epoch])).toEqual([[0, 2], [0, 2], [0, 2], [0, 2]]);
+      // Nothing finished needs a partition, so the window closes at once and the answer is late.
+      await until(() => retained.released.length === 4, 'the old partitions to be released');
+      expect(retained.released.sort()).toEqual(oldIds.map((id) => partitionKey(id)).sort());
+      for (const tdd of deployed.splice(0)) {
+        second.job.onTaskExecutionState({
+          execution: tdd.execution,
+          state: 'FINISHED',
+          task_manager_id: '',
+          epoch: 2,
+          io_metrics: { records_in: 1, records_out: 1, bytes_in: 0, bytes_out: 0, subpartition_bytes: [8] },
+          error_code: '',
+          error_message: '',
+          missing_partition: null,
+        });
+      }
+      await until(() => deployed.length > 0, 'the consumer to be deployed');
+      const read = deployed[0]!.inputs.flatMap((i) => i.partitions.map((p) => p.partition_id!));
+      expect(read.map((id) => [id.attempt, id.epoch])).toEqual([[0, 2], [0, 2], [0, 2], [0, 2]]);
+      expect(read.map((id) => partitionKey(id))).not.toContain(partitionKey(oldIds[0]!));
+      await second.job.cancel();
+    } finally {
+      await holder.close();
+    }
+  });
+
+  /*
    * flipped-byte + partition-delete(failover) (chaos seed 2157): a flipped bit cut the event log
    * after its first record, so the second leader numbered every source attempt from 0 again and
    * ran them on other TaskManagers; the first leader's partitions stayed on tm-1, under the same
    * ids, holding other splits' rows. The third leader took whichever copy was reported last and
    * the job summed some rows twice and others never. A partition now counts only from the
-   * TaskManager its finished event names; other copies are released.
+   * TaskManager its finished event names; other copies are released. (Partition ids now carry the
+   * deploying leader's epoch, so the second leader's reruns no longer share ids with the first
+   * leader's partitions; the copies here stand for any duplicate a TaskManager might report.)
    */
   it('flipped-byte + partition-delete: a partition id reported by a TaskManager the event does not name is released, not read', async () => {
     const deployedA: TaskDeploymentDescriptor__Output[] = [];
@@ -171,7 +224,7 @@ describe('JobMaster regressions', () => {
       const source = first.job.graph.vertices[0]!;
       const producedOn = new Map(source.vertices.map((ev) => [ev.subtask, ev.location!.task_manager_id]));
       const partition = (subtask: number): PartitionWithMetrics => ({
-        partition_id: { job_id: JOB_ID, vertex_id: source.id, subtask, attempt: 0 },
+        partition_id: { job_id: JOB_ID, vertex_id: source.id, subtask, attempt: 0, epoch: 1 },
         num_subpartitions: 1,
         total_bytes: 8,
       });

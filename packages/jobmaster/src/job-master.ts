@@ -12,6 +12,7 @@ import type {
   PartitionWithMetrics__Output,
   RecoveryReport,
   ResultPartitionId,
+  ResultPartitionId__Output,
   SplitRequest__Output,
   SplitResponse,
   TaskDeploymentDescriptor,
@@ -262,6 +263,7 @@ export class JobMaster {
         const ev = this.graph.executionVertex(e.vertex_id, e.subtask);
         if (!ev) throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `finished event for unknown subtask ${e.vertex_id}#${e.subtask}`);
         ev.attempt = e.attempt;
+        ev.attemptEpoch = e.attempt_epoch;
         if (e.sink_temp_file) this.sinkTemps.set(ev.key, e.sink_temp_file);
         this.graph.markFinished(
           ev,
@@ -457,7 +459,7 @@ export class JobMaster {
       .map((p) => p.partition_id!)
       .filter((id) => {
         const ev = this.graph.executionVertex(id.vertex_id, id.subtask);
-        return !(ev && ev.state === 'FINISHED' && ev.attempt === id.attempt && ev.location?.task_manager_id === tm.id);
+        return !(ev && ev.state === 'FINISHED' && ev.attempt === id.attempt && ev.attemptEpoch === id.epoch && ev.location?.task_manager_id === tm.id);
       });
     if (ids.length === 0) return;
     this.logger.info({ taskManagerId: tm.id, partitions: ids.length }, 'releasing retained partitions reported after reconciliation');
@@ -657,6 +659,7 @@ export class JobMaster {
   private deploy(ev: ExecutionVertex, tm: RegisteredTaskManager): void {
     const ejv = ev.jobVertex;
     this.graph.transition(ev, 'DEPLOYING');
+    ev.attemptEpoch = this.ctx.epoch;
     ev.location = { task_manager_id: tm.id, address: tm.address };
     const tdd = this.deploymentDescriptor(ev);
     // The answer may come after this attempt was canceled or replaced: act on this attempt only.
@@ -785,7 +788,7 @@ export class JobMaster {
    * A task attempt failed. Restart it (and, for a lost partition, its producer), bounded by the
    * restart strategy.
    */
-  failExecution(id: ExecutionAttemptId__Output, reason: string, missingPartition?: { vertex_id: string; subtask: number; attempt: number }): void {
+  failExecution(id: ExecutionAttemptId__Output, reason: string, missingPartition?: ResultPartitionId__Output): void {
     const ev = this.currentAttempt(id);
     if (!ev || this.state !== 'RUNNING') return;
     if (ev.state !== 'DEPLOYING' && ev.state !== 'RUNNING' && ev.state !== 'SCHEDULED') return;
@@ -795,8 +798,9 @@ export class JobMaster {
     const toReset: ExecutionVertex[] = [ev];
     if (missingPartition) {
       const producer = this.graph.executionVertex(missingPartition.vertex_id, missingPartition.subtask);
-      if (producer && producer.attempt === missingPartition.attempt && producer.state === 'FINISHED') {
-        this.logger.warn({ partition: partitionKey({ job_id: this.jobId, ...missingPartition }) }, 'partition lost; its producer reruns');
+      const sameAttempt = producer && producer.attempt === missingPartition.attempt && producer.attemptEpoch === missingPartition.epoch;
+      if (producer && sameAttempt && producer.state === 'FINISHED') {
+        this.logger.warn({ partition: partitionKey({ ...missingPartition, job_id: this.jobId }) }, 'partition lost; its producer reruns');
         toReset.push(producer);
       }
     }

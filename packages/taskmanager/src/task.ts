@@ -129,10 +129,9 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
   let sink: SinkWriter | undefined;
   let output: OutputEmitter | undefined;
   let end: Emit;
-  const partitionId = { job_id: exec.job_id, vertex_id: exec.vertex_id, subtask: exec.subtask, attempt: exec.attempt };
-  // A partition with this id left by an earlier leader's run (a restart from scratch numbers
-  // attempts from 0 again) is stale: the leader deploying this attempt does not track it.
-  if (tdd.output) await env.store.release([partitionId]);
+  // The deploying leader's epoch makes the id unique even where attempt numbers repeat across
+  // leaders (a restart from scratch, or a lost log tail, numbers attempts again).
+  const partitionId = { job_id: exec.job_id, vertex_id: exec.vertex_id, subtask: exec.subtask, attempt: exec.attempt, epoch: tdd.epoch };
   const partitionWriter = tdd.output ? await env.store.createWriter(partitionId, tdd.output.num_subpartitions) : undefined;
   try {
     if (tdd.sink) {

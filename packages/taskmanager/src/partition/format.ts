@@ -6,8 +6,8 @@ import { crc32 } from './crc32.js';
 /**
  * On-disk layout of a blocking result partition (see README.md in this folder):
  *
- *   <dataDir>/partitions/<jobId>/<vertexId>-<subtask>-<attempt>/data    blocks, in write order
- *   <dataDir>/partitions/<jobId>/<vertexId>-<subtask>-<attempt>/index   JSON, written at finish
+ *   <dataDir>/partitions/<jobId>/<vertexId>-<subtask>-<attempt>-e<epoch>/data    blocks, in write order
+ *   <dataDir>/partitions/<jobId>/<vertexId>-<subtask>-<attempt>-e<epoch>/index   JSON, written at finish
  *
  * Block = [u32 subpartition][u32 payload length][u32 record count][u32 crc32(payload)][payload],
  * all integers big-endian.
@@ -18,7 +18,7 @@ export const DATA_FILE = 'data';
 export const INDEX_FILE = 'index';
 export const INDEX_VERSION = 1;
 
-export type PartitionIdLike = Pick<ResultPartitionId, 'job_id' | 'vertex_id' | 'subtask' | 'attempt'>;
+export type PartitionIdLike = Pick<ResultPartitionId, 'job_id' | 'vertex_id' | 'subtask' | 'attempt' | 'epoch'>;
 
 /** The fully populated id (proto3 defaults filled), so ids compare and serialize alike. */
 export interface NormalizedPartitionId {
@@ -26,10 +26,11 @@ export interface NormalizedPartitionId {
   vertex_id: string;
   subtask: number;
   attempt: number;
+  epoch: number;
 }
 
 export function normalizePartitionId(id: PartitionIdLike): NormalizedPartitionId {
-  return { job_id: id.job_id ?? '', vertex_id: id.vertex_id ?? '', subtask: id.subtask ?? 0, attempt: id.attempt ?? 0 };
+  return { job_id: id.job_id ?? '', vertex_id: id.vertex_id ?? '', subtask: id.subtask ?? 0, attempt: id.attempt ?? 0, epoch: Number(id.epoch ?? 0) };
 }
 
 export function keyOf(id: PartitionIdLike): string {
@@ -56,10 +57,10 @@ export function jobPartitionsDir(dataDir: string, jobId: string): string {
 
 export function partitionDir(dataDir: string, id: PartitionIdLike): string {
   const n = normalizePartitionId(id);
-  if (!Number.isInteger(n.subtask) || n.subtask < 0 || !Number.isInteger(n.attempt) || n.attempt < 0) {
-    throw new IllegalStateError(`partition ${keyOf(n)} has a negative or fractional subtask/attempt`);
+  if ([n.subtask, n.attempt, n.epoch].some((v) => !Number.isInteger(v) || v < 0)) {
+    throw new IllegalStateError(`partition ${keyOf(n)} has a negative or fractional subtask/attempt/epoch`);
   }
-  return join(jobPartitionsDir(dataDir, n.job_id), `${safeSegment('vertex id', n.vertex_id)}-${n.subtask}-${n.attempt}`);
+  return join(jobPartitionsDir(dataDir, n.job_id), `${safeSegment('vertex id', n.vertex_id)}-${n.subtask}-${n.attempt}-e${n.epoch}`);
 }
 
 /** Contents of the `index` file. */

@@ -11,7 +11,7 @@ import { PartitionStore } from './store.js';
 const JOB = 'abcdefabcdefabcdefabcdefabcdef00';
 const N = 8;
 const RECORDS = 40_000;
-const big: ResultPartitionId = { job_id: JOB, vertex_id: 'src', subtask: 0, attempt: 0 };
+const big: ResultPartitionId = { job_id: JOB, vertex_id: 'src', subtask: 0, attempt: 0, epoch: 5 };
 
 let dataDir: string;
 let store: PartitionStore;
@@ -82,7 +82,7 @@ describe('PartitionService', () => {
     const err = await collectRecords(readRemoteSubpartitions(pool.get(address), missing, 0, 0, { timeoutMs: 5_000 })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReboundError);
     expect((err as ReboundError).code).toBe(ErrorCode.PARTITION_NOT_FOUND);
-    expect((err as ReboundError).message).toMatch(/src#0\.7 not found/);
+    expect((err as ReboundError).message).toMatch(/src#0\.7@5 not found/);
   });
 
   it('answers UNAVAILABLE when the producer TaskManager is gone', async () => {

@@ -64,7 +64,7 @@ export function createPartitionServiceHandlers(
 
   async function serve(call: Call): Promise<void> {
     const req = call.request;
-    const id = req.partition_id ?? { job_id: '', vertex_id: '', subtask: 0, attempt: 0 };
+    const id = req.partition_id ?? { job_id: '', vertex_id: '', subtask: 0, attempt: 0, epoch: 0 };
     const key = keyOf(id);
     const ac = new AbortController();
     const onCancel = (): void => ac.abort();

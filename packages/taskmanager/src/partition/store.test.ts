@@ -10,8 +10,8 @@ import { readLocalSubpartitions } from './client.js';
 
 const JOB = '0123456789abcdef0123456789abcdef';
 
-function pid(vertex: string, subtask = 0, attempt = 0, job = JOB): ResultPartitionId {
-  return { job_id: job, vertex_id: vertex, subtask, attempt };
+function pid(vertex: string, subtask = 0, attempt = 0, job = JOB, epoch = 2): ResultPartitionId {
+  return { job_id: job, vertex_id: vertex, subtask, attempt, epoch };
 }
 
 async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
@@ -76,7 +76,7 @@ describe('PartitionStore', () => {
 
     // The index is the documented JSON and the data file holds exactly the blocks.
     const dir = partitionDir(dataDir, id);
-    expect(dir).toBe(join(dataDir, 'partitions', JOB, 'map-3-1'));
+    expect(dir).toBe(join(dataDir, 'partitions', JOB, 'map-3-1-e2'));
     const index = JSON.parse(await readFile(join(dir, 'index'), 'utf8')) as PartitionIndexFile;
     expect(index.numSubpartitions).toBe(n);
     expect(index.subpartitionRecords.reduce((a, b) => a + b, 0)).toBe(20_000);
@@ -171,7 +171,7 @@ describe('PartitionStore', () => {
   });
 
   it('wipes partitions left by an earlier TaskManager process on open', async () => {
-    const old = join(dataDir, 'partitions', JOB, 'v-0-0');
+    const old = join(dataDir, 'partitions', JOB, 'v-0-0-e2');
     await mkdir(old, { recursive: true });
     await writeFile(join(old, 'data'), 'x');
     await writeFile(join(old, 'index'), '{}');
@@ -206,7 +206,24 @@ describe('PartitionStore', () => {
       { partition_id: pid('a', 0, 0, other), num_subpartitions: 2, total_bytes: 1, packed_subpartition_bytes: packSubpartitionBytes([1, 0]) },
     ]);
     await expect(stat(join(dataDir, 'partitions', JOB))).rejects.toThrow(/ENOENT/);
-    expect(await readdir(join(dataDir, 'partitions', other))).toEqual(['a-0-0']);
+    expect(await readdir(join(dataDir, 'partitions', other))).toEqual(['a-0-0-e2']);
+    await store.close();
+  });
+
+  it('keeps the partitions of equal attempt numbers deployed by different leaders apart', async () => {
+    // A leader that lost the tail of the event log reruns a subtask with an attempt number its
+    // predecessor already used; the retained old partition must not be overwritten or confused.
+    const store = await PartitionStore.open({ dataDir });
+    const old = await store.createWriter(pid('src', 1, 0, JOB, 3), 1);
+    old.emit(0, 'from epoch 3');
+    await old.finish();
+    const rerun = await store.createWriter(pid('src', 1, 0, JOB, 4), 1);
+    rerun.emit(0, 'from epoch 4');
+    await rerun.finish();
+    expect(await readRecords(store, pid('src', 1, 0, JOB, 3), 0, 0)).toEqual(['from epoch 3']);
+    expect(await readRecords(store, pid('src', 1, 0, JOB, 4), 0, 0)).toEqual(['from epoch 4']);
+    expect(await store.release([pid('src', 1, 0, JOB, 3)])).toBe(1);
+    expect(store.listFinished(JOB).map((p) => p.partition_id)).toEqual([pid('src', 1, 0, JOB, 4)]);
     await store.close();
   });
 

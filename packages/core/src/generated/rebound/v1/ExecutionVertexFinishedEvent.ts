@@ -19,6 +19,7 @@ export interface ExecutionVertexFinishedEvent {
   'has_shuffle_master_snapshot'?: (boolean);
   'finished_at_ms'?: (number | string | Long);
   'sink_temp_file'?: (string);
+  'attempt_epoch'?: (number | string | Long);
 }
 
 export interface ExecutionVertexFinishedEvent__Output {
@@ -34,4 +35,5 @@ export interface ExecutionVertexFinishedEvent__Output {
   'has_shuffle_master_snapshot': (boolean);
   'finished_at_ms': (number);
   'sink_temp_file': (string);
+  'attempt_epoch': (number);
 }
