@@ -798,8 +798,8 @@ export class JobMaster {
     const toReset: ExecutionVertex[] = [ev];
     if (missingPartition) {
       const producer = this.graph.executionVertex(missingPartition.vertex_id, missingPartition.subtask);
-      const sameAttempt = producer && producer.attempt === missingPartition.attempt && producer.attemptEpoch === missingPartition.epoch;
-      if (producer && sameAttempt && producer.state === 'FINISHED') {
+      const sameAttempt = producer !== undefined && producer.attempt === missingPartition.attempt && producer.attemptEpoch === missingPartition.epoch;
+      if (sameAttempt && producer.state === 'FINISHED') {
         this.logger.warn({ partition: partitionKey({ ...missingPartition, job_id: this.jobId }) }, 'partition lost; its producer reruns');
         toReset.push(producer);
       }
