@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Source, SourceReader, SourceReaderContext, SourceSplit, SplitEnumerator, SplitEnumeratorContext } from '@rebound/api';
+import { hashKey, type Source, type SourceReader, type SourceReaderContext, type SourceSplit, type SplitEnumerator, type SplitEnumeratorContext } from '@rebound/api';
 
 /**
  * Wraps a source so that its reader sleeps before each batch: the chaos jobs must run long
@@ -53,12 +53,7 @@ export class DelayedSource<T, Split extends SourceSplit, State> implements Sourc
   }
 }
 
-/** `delayMs` scaled by a factor in [0.5, 1.5) that FNV-1a of the split id fixes. */
+/** `delayMs` scaled by a factor in [0.5, 1.5) that the hash of the split id fixes. */
 export function splitDelay(delayMs: number, splitId: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < splitId.length; i++) {
-    h ^= splitId.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return Math.round(delayMs * (0.5 + (h >>> 0) / 2 ** 32));
+  return Math.round(delayMs * (0.5 + hashKey(splitId) / 2 ** 32));
 }
