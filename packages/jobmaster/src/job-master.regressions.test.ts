@@ -8,7 +8,7 @@ import { buildJob, defineJob } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager, jobEventsDir } from '@rebound/event-store';
 import { JobMaster } from './job-master.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
-import { fakeTaskManager, until, type Retained } from './testing/fake-task-manager.js';
+import { fakeTaskManager, finishTask, until, type Retained } from './testing/fake-task-manager.js';
 
 /**
  * Regressions found by the chaos harness (packages/chaos), named after the fault that found them.
@@ -158,18 +158,7 @@ describe('JobMaster regressions', () => {
       // Nothing finished needs a partition, so the window closes at once and the answer is late.
       await until(() => retained.released.length === 4, 'the old partitions to be released');
       expect(retained.released.sort()).toEqual(oldIds.map((id) => partitionKey(id)).sort());
-      for (const tdd of deployed.splice(0)) {
-        second.job.onTaskExecutionState({
-          execution: tdd.execution,
-          state: 'FINISHED',
-          task_manager_id: '',
-          epoch: 2,
-          io_metrics: { records_in: 1, records_out: 1, bytes_in: 0, bytes_out: 0, subpartition_bytes: [8] },
-          error_code: '',
-          error_message: '',
-          missing_partition: null,
-        });
-      }
+      for (const tdd of deployed.splice(0)) finishTask(second.job, tdd, [8]);
       await until(() => deployed.length > 0, 'the consumer to be deployed');
       const read = deployed[0]!.inputs.flatMap((i) => i.partitions.map((p) => p.partition_id!));
       expect(read.map((id) => [id.attempt, id.epoch])).toEqual([[0, 2], [0, 2], [0, 2], [0, 2]]);
@@ -203,18 +192,7 @@ describe('JobMaster regressions', () => {
       await first.job.start();
       await until(() => deployedA.length + deployedB.length === 4, 'the source deployments');
       await until(() => first.job.graph.vertices[0]!.vertices.every((ev) => ev.state === 'RUNNING'), 'the sources to run');
-      for (const tdd of [...deployedA, ...deployedB]) {
-        first.job.onTaskExecutionState({
-          execution: tdd.execution,
-          state: 'FINISHED',
-          task_manager_id: '',
-          epoch: 1,
-          io_metrics: { records_in: 1, records_out: 1, bytes_in: 0, bytes_out: 0, subpartition_bytes: [8] },
-          error_code: '',
-          error_message: '',
-          missing_partition: null,
-        });
-      }
+      for (const tdd of [...deployedA, ...deployedB]) finishTask(first.job, tdd, [8]);
       await until(() => first.job.graph.vertices[0]!.isFinished(), 'the sources to finish');
       await first.events.flush();
       await first.job.suspend();

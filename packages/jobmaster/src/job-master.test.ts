@@ -7,7 +7,7 @@ import type { JobGraph__Output, TaskDeploymentDescriptor__Output } from '@reboun
 import { buildJob, defineJob } from '@rebound/api';
 import { JobMaster } from './job-master.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
-import { fakeTaskManager, until } from './testing/fake-task-manager.js';
+import { fakeTaskManager, finishTask, until } from './testing/fake-task-manager.js';
 
 describe('JobMaster scheduling', () => {
   let out: string;
@@ -70,29 +70,16 @@ describe('JobMaster scheduling', () => {
     return job;
   }
 
-  function finish(job: JobMaster, tdd: TaskDeploymentDescriptor__Output, subpartitionBytes: number[] = []): void {
-    job.onTaskExecutionState({
-      execution: tdd.execution,
-      state: 'FINISHED',
-      task_manager_id: '',
-      epoch: tdd.epoch,
-      io_metrics: { records_in: 1, records_out: 1, bytes_in: 0, bytes_out: 0, subpartition_bytes: subpartitionBytes },
-      error_code: '',
-      error_message: '',
-      missing_partition: null,
-    });
-  }
-
   it('runs stages in order, decides the consumer parallelism from bytes, and commits the sink', async () => {
     const job = await startJob();
     // 4 splits -> 4 source subtasks, 4 slots: all deployed at once; nothing downstream yet.
     await until(() => deployed.length === 4, 'source deployments');
     expect(new Set(deployed.map((d) => d.execution!.vertex_id))).toEqual(new Set(['v-op-1']));
     expect(deployed.every((d) => d.output?.num_subpartitions === 4 && d.output.distribution === 'HASH')).toBe(true);
-    for (const d of deployed.slice(0, 3)) finish(job, d, [100, 0, 0, 100]);
+    for (const d of deployed.slice(0, 3)) finishTask(job, d, [100, 0, 0, 100]);
     await new Promise((r) => setTimeout(r, 50));
     expect(deployed).toHaveLength(4);
-    finish(job, deployed[3]!, [100, 0, 0, 100]);
+    finishTask(job, deployed[3]!, [100, 0, 0, 100]);
     // 800 bytes at 100 b per task -> clamp to 4 subpartitions; the empty middle ones are merged.
     await until(() => deployed.length > 4, 'consumer deployment');
     const consumers = deployed.slice(4);
@@ -103,7 +90,7 @@ describe('JobMaster scheduling', () => {
     for (const c of deployed.slice(4)) {
       await mkdir(dirname(c.sink_temp_file), { recursive: true });
       await writeFile(c.sink_temp_file, `part ${c.execution!.subtask}\n`);
-      finish(job, c);
+      finishTask(job, c);
     }
     await until(() => terminal.length === 1, 'job end');
     expect(job.state).toBe('FINISHED');
@@ -118,7 +105,7 @@ describe('JobMaster scheduling', () => {
     job.onTaskExecutionState({ ...stateOf(failed), state: 'FAILED', error_code: 'USER_CODE', error_message: 'boom' });
     await until(() => deployed.length === 5, 'redeployment');
     expect(deployed[4]!.execution).toMatchObject({ vertex_id: failed.execution!.vertex_id, subtask: failed.execution!.subtask, attempt: 1 });
-    for (const d of deployed.filter((d) => d !== failed)) finish(job, d, [10, 10, 10, 10]);
+    for (const d of deployed.filter((d) => d !== failed)) finishTask(job, d, [10, 10, 10, 10]);
     await until(() => deployed.some((d) => d.execution!.vertex_id !== 'v-op-1'), 'consumers');
     const consumer = deployed.find((d) => d.execution!.vertex_id !== 'v-op-1')!;
     const lost = consumer.inputs[0]!.partitions[2]!.partition_id!;

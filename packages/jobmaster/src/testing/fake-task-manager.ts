@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { bindServer, handleUnary, loadProto, partitionKey, shutdownServer } from '@rebound/core';
 import type { PartitionWithMetrics, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
+import type { JobMaster } from '../job-master.js';
 
 /** For the JobMaster's unit tests: a TaskManager that records what it is asked to do. */
 
@@ -35,6 +36,20 @@ export async function fakeTaskManager(
   server.addService(loadProto().TaskExecutorGateway.service, handlers);
   const port = await bindServer(server, '127.0.0.1', 0);
   return { address: `127.0.0.1:${port}`, close: () => shutdownServer(server, 100) };
+}
+
+/** Tells `job` that the attempt `tdd` deployed finished, as its TaskManager would. */
+export function finishTask(job: JobMaster, tdd: TaskDeploymentDescriptor__Output, subpartitionBytes: number[] = []): void {
+  job.onTaskExecutionState({
+    execution: tdd.execution,
+    state: 'FINISHED',
+    task_manager_id: '',
+    epoch: tdd.epoch,
+    io_metrics: { records_in: 1, records_out: 1, bytes_in: 0, bytes_out: 0, subpartition_bytes: subpartitionBytes },
+    error_code: '',
+    error_message: '',
+    missing_partition: null,
+  });
 }
 
 export async function until(cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
