@@ -13,10 +13,9 @@ export interface ReportedPartition {
  * when every needed one is back.
  *
  * A partition counts only when the TaskManager that the finished event names as its producer
- * reports it. The same partition id can be held by two TaskManagers: when the newest events of
- * an earlier leader were lost (a torn tail), the leader after it numbered attempts from the
- * events it could read and ran an attempt again under an id a lost event had used; the copy on
- * the other TaskManager holds other splits' records and must be released, not read.
+ * reports it; a copy reported by any other TaskManager is released, not read. Partition ids carry
+ * the deploying leader's epoch, so a rerun after a torn tail no longer repeats an id (chaos seed
+ * 2157 found that before they did); this check is the second line of defence.
  */
 export class PartitionReconciliation {
   /** Every report, also of the same partition id from several TaskManagers. */
