@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Configuration, OPTIONS, parseDuration, parseMemorySize } from './config.js';
+import { Configuration, MAX_TIMER_MS, OPTIONS, RANGES, parseDuration, parseMemorySize } from './config.js';
 import { ConfigError } from './errors.js';
 
 describe('parseDuration', () => {
@@ -109,5 +109,32 @@ describe('test-only crash points', () => {
     );
     expect(() => Configuration.of({ ...allow, 'debug.crash.after-event': 'ExecutionVertexFinished' })).toThrow(/is not <EventType>:<N>/);
     expect(() => Configuration.of({ ...allow, 'debug.crash.after-event': 'ExecutionVertexFinished:0' })).toThrow(/N must be at least 1/);
+  });
+});
+
+describe('ranges', () => {
+  it('refuse out-of-range values with the key and the range named', () => {
+    expect(() => Configuration.of({ 'heartbeat.timeout': '0' })).toThrow("heartbeat.timeout: '0' is out of range; use a value from 1 ms to 24 d");
+    expect(() => Configuration.of({ 'rpc.timeout': '0 s' })).toThrow(/rpc\.timeout: '0 s' is out of range/);
+    expect(() => Configuration.of({ 'jobmaster.port': '70000' })).toThrow("jobmaster.port: '70000' is out of range; use a value from 0 to 65535");
+    expect(() => Configuration.of({ 'taskmanager.numberOfTaskSlots': '-1' })).toThrow(/taskmanager\.numberOfTaskSlots: '-1' is out of range; use a value from 1 to 1024/);
+    expect(() => Configuration.of({ 'job-event.store.write-buffer.size': '0 b' })).toThrow(/write-buffer\.size: '0 b' is out of range; use a value from 1 b to 1 gb/);
+    expect(() => Configuration.of({ 'taskmanager.network.block-size': '-1 kb' })).toThrow(/is not a memory size/);
+  });
+
+  it('refuse a duration a timer cannot hold instead of letting it fire at once', () => {
+    expect(() => Configuration.of({ 'taskmanager.registration.timeout': '30 d' })).toThrow(/taskmanager\.registration\.timeout: '30 d' is out of range/);
+    expect(Configuration.of({ 'taskmanager.registration.timeout': '24 d' }).getDurationMs('taskmanager.registration.timeout')).toBe(24 * 86_400_000);
+  });
+
+  it('bound every duration below what a Node timer holds, and hold every default', () => {
+    for (const [key, range] of Object.entries(RANGES)) {
+      const spec = OPTIONS[key as keyof typeof OPTIONS];
+      if (spec.kind === 'duration') expect(range.max, key).toBeLessThanOrEqual(MAX_TIMER_MS);
+      expect(range.min, key).toBeLessThanOrEqual(range.max);
+    }
+    // Every default is accepted by its own range (Configuration.of validates what it is given).
+    const defaults = Object.fromEntries(Object.entries(OPTIONS).filter(([, o]) => !('testOnly' in o)).map(([k, o]) => [k, o.default]));
+    expect(() => Configuration.of(defaults)).not.toThrow();
   });
 });

@@ -53,6 +53,7 @@ export const OPTIONS = {
   'high-availability.lease.poll-interval': { kind: 'duration', default: '1 s', description: 'How often standbys and TaskManagers look at the HA directory.' },
   'restart-strategy.fixed-delay.attempts': { kind: 'int', default: '20', description: 'Failovers a job may take before it fails.' },
   'restart-strategy.fixed-delay.delay': { kind: 'duration', default: '1 s', description: 'Delay before a failed task is redeployed.' },
+  'cluster.startup.timeout': { kind: 'duration', default: '1 min', description: 'Longest start-up of a JobMaster or TaskManager process; one that takes longer exits with an error.' },
   'rpc.timeout': { kind: 'duration', default: '10 s', description: 'Deadline of cluster-internal RPCs.' },
   'rpc.partition-request.timeout': { kind: 'duration', default: '30 s', description: 'Longest wait for the first chunk of a requested subpartition.' },
   'jobmaster.bind-host': { kind: 'string', default: '127.0.0.1', description: 'Host the JobMaster binds and advertises.' },
@@ -69,6 +70,73 @@ export const OPTIONS = {
 } as const satisfies Record<string, OptionSpec>;
 
 export type ConfigKey = keyof typeof OPTIONS;
+
+type NumericKey = { [K in ConfigKey]: (typeof OPTIONS)[K]['kind'] extends 'duration' | 'memory' | 'int' ? K : never }[ConfigKey];
+
+/**
+ * Node's timers hold at most 2^31-1 ms (about 24.8 days); a longer delay fires after 1 ms. Every
+ * duration that drives a timer is bounded below that, so no configured timer can wrap around.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+const DAYS_24 = 24 * 86_400_000;
+const PORT = { min: 0, max: 65_535 } as const;
+
+/**
+ * The accepted range of every numeric key, in the key's own unit (ms, bytes or a count). A value
+ * outside it is refused with the key and the range named: 0 where 0 would disable a safety
+ * (heartbeats, deadlines) is out of range, not "off".
+ */
+export const RANGES: Readonly<Record<NumericKey, { readonly min: number; readonly max: number }>> = {
+  'execution.batch.job-recovery.previous-worker.recovery.timeout': { min: 0, max: DAYS_24 },
+  'execution.batch.job-recovery.snapshot.min-pause': { min: 0, max: DAYS_24 },
+  'job-event.store.write-buffer.size': { min: 1, max: 1024 ** 3 },
+  'job-event.store.write-buffer.flush-interval': { min: 1, max: DAYS_24 },
+  'taskmanager.registration.timeout': { min: 1, max: DAYS_24 },
+  'taskmanager.numberOfTaskSlots': { min: 1, max: 1024 },
+  'execution.batch.adaptive.auto-parallelism.min-parallelism': { min: 1, max: 32_768 },
+  'execution.batch.adaptive.auto-parallelism.max-parallelism': { min: 1, max: 32_768 },
+  'execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task': { min: 1, max: 1024 ** 4 },
+  'execution.batch.adaptive.auto-parallelism.default-source-parallelism': { min: 0, max: 32_768 },
+  'parallelism.default': { min: 0, max: 32_768 },
+  'heartbeat.interval': { min: 1, max: DAYS_24 },
+  'heartbeat.timeout': { min: 1, max: DAYS_24 },
+  'high-availability.lease.timeout': { min: 1, max: DAYS_24 },
+  'high-availability.lease.renew-interval': { min: 1, max: DAYS_24 },
+  'high-availability.lease.poll-interval': { min: 1, max: DAYS_24 },
+  'restart-strategy.fixed-delay.attempts': { min: 0, max: 1_000_000 },
+  'restart-strategy.fixed-delay.delay': { min: 0, max: DAYS_24 },
+  'cluster.startup.timeout': { min: 1, max: DAYS_24 },
+  'rpc.timeout': { min: 1, max: DAYS_24 },
+  'rpc.partition-request.timeout': { min: 1, max: DAYS_24 },
+  'jobmaster.port': PORT,
+  'taskmanager.port': PORT,
+  'taskmanager.network.block-size': { min: 64, max: 64 * 1024 ** 2 },
+  'taskmanager.network.combiner.max-keys': { min: 0, max: 100_000_000 },
+  'debug.crash.after-deploy': { min: 0, max: 1_000_000 },
+};
+
+/** "30 s", "1 mb", "5": a number in the key's unit as a person reads it (for range errors). */
+function formatInUnit(kind: Kind, n: number): string {
+  if (kind === 'duration') {
+    for (const [unit, f] of [['d', 86_400_000], ['h', 3_600_000], ['min', 60_000], ['s', 1000]] as const) {
+      if (n >= f && n % f === 0) return `${n / f} ${unit}`;
+    }
+    return `${n} ms`;
+  }
+  if (kind === 'memory') {
+    for (const [unit, f] of [['tb', 1024 ** 4], ['gb', 1024 ** 3], ['mb', 1024 ** 2], ['kb', 1024]] as const) {
+      if (n >= f && n % f === 0) return `${n / f} ${unit}`;
+    }
+    return `${n} b`;
+  }
+  return String(n);
+}
+
+function checkRange(key: string, kind: Kind, value: string, n: number): void {
+  const range = (RANGES as Record<string, { min: number; max: number } | undefined>)[key];
+  if (!range || (n >= range.min && n <= range.max)) return;
+  throw new ConfigError(`${key}: '${value}' is out of range; use a value from ${formatInUnit(kind, range.min)} to ${formatInUnit(kind, range.max)}`);
+}
 
 const DURATION_UNITS: Record<string, number> = {
   ms: 1, milli: 1, millis: 1, millisecond: 1, milliseconds: 1,
@@ -117,13 +185,14 @@ function validate(key: string, value: string, allowTestOptions: boolean): void {
   }
   switch (spec.kind) {
     case 'duration':
-      parseDuration(value, key);
+      checkRange(key, spec.kind, value, parseDuration(value, key));
       return;
     case 'memory':
-      parseMemorySize(value, key);
+      checkRange(key, spec.kind, value, parseMemorySize(value, key));
       return;
     case 'int':
       if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${key}: '${value}' is not an integer`);
+      checkRange(key, spec.kind, value, Number.parseInt(value, 10));
       return;
     case 'boolean':
       if (!/^(true|false)$/i.test(value.trim())) throw new ConfigError(`${key}: '${value}' is not true or false`);
