@@ -9,7 +9,7 @@ function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void } {
   return { promise, resolve };
 }
 
-function harness(opts: { closeNever?: boolean } = {}) {
+function harness(opts: { closeNever?: boolean; startupTimeoutMs?: number } = {}) {
   const signals = new EventEmitter();
   let out = '';
   const started = deferred<void>();
@@ -35,6 +35,7 @@ function harness(opts: { closeNever?: boolean } = {}) {
     signals: signals as unknown as SignalSource,
     pid: 42,
     shutdownTimeoutMs: 50,
+    startupTimeoutMs: opts.startupTimeoutMs ?? 60_000,
   });
   return { signals, run, started, release, out: () => out, closed: () => closed };
 }
@@ -72,6 +73,25 @@ describe('runDaemonLifecycle', () => {
     expect(await h.run).toBe(1);
   });
 
+  it('exits 1 within the shutdown timeout when a stop signal meets a start that never ends', async () => {
+    const h = harness();
+    await h.started.promise;
+    h.signals.emit('SIGTERM');
+    // release is never resolved: start() hangs, as on a broken --ha-dir.
+    expect(await h.run).toBe(1);
+    expect(h.out()).toBe('');
+    expect(h.closed()).toBe(0);
+    expect(h.signals.listenerCount('SIGTERM')).toBe(0);
+  });
+
+  it('fails with the start-up deadline named when start() outlives it', async () => {
+    const h = harness({ startupTimeoutMs: 20 });
+    await h.started.promise;
+    await expect(h.run).rejects.toThrow(/did not finish starting within 20 ms \(cluster\.startup\.timeout\)/);
+    expect(h.out()).toBe('');
+    expect(h.signals.listenerCount('SIGTERM')).toBe(0);
+  });
+
   it('propagates a failed start and removes its handlers', async () => {
     const signals = new EventEmitter();
     const run = runDaemonLifecycle({
@@ -82,6 +102,7 @@ describe('runDaemonLifecycle', () => {
       signals: signals as unknown as SignalSource,
       pid: 1,
       shutdownTimeoutMs: 50,
+      startupTimeoutMs: 60_000,
     });
     await expect(run).rejects.toThrow('already in use');
     expect(signals.listenerCount('SIGTERM')).toBe(0);

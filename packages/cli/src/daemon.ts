@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { createLogger, errorMessage, newInstanceId, type Logger } from '@rebound/core';
+import { ErrorCode, ReboundError, createLogger, errorMessage, newInstanceId, type Configuration, type Logger } from '@rebound/core';
 import { assertHaDirInitialized } from '@rebound/ha';
 import { buildConfiguration } from './args.js';
+import { formatDurationMs } from './format.js';
 import type { ProcessRole } from './cluster-file.js';
 import type { CliIo } from './io.js';
 import type { DaemonOptions, TaskManagerOptions } from './options.js';
@@ -52,6 +53,8 @@ export interface DaemonLifecycleOptions {
   readonly signals: SignalSource;
   readonly pid: number;
   readonly shutdownTimeoutMs: number;
+  /** Longest start-up (`cluster.startup.timeout`): a start that takes longer fails the daemon. */
+  readonly startupTimeoutMs: number;
   /**
    * Log a failed start (default true). Off when the log goes to stderr: the top-level handler
    * prints the one-line error there already.
@@ -89,13 +92,39 @@ export async function runDaemonLifecycle(opts: DaemonLifecycleOptions): Promise<
     for (const [signal, listener] of listeners) signals.off(signal, listener);
   };
 
-  let proc: DaemonProcess;
+  // start() may hang (a start-up step waiting on a broken disk or path): it is raced against a
+  // deadline and against a stop signal, so the daemon never outlives a SIGTERM by more than the
+  // shutdown timeout, whatever start() is doing.
+  logger.debug({ event: 'daemon.starting' }, `${opts.role} starting`);
+  const starting = opts.start();
+  let startTimer: NodeJS.Timeout | undefined;
+  const startDeadline = new Promise<'deadline'>((r) => (startTimer = setTimeout(() => r('deadline'), opts.startupTimeoutMs)));
+  let first: DaemonProcess | 'deadline' | StopSignal;
   try {
-    proc = await opts.start();
+    first = await Promise.race([starting, startDeadline, stopRequested]);
   } catch (err) {
     removeListeners();
     if (opts.logStartFailure !== false) logger.fatal({ err }, `${opts.role} failed to start: ${errorMessage(err)}`);
     throw err;
+  } finally {
+    clearTimeout(startTimer);
+  }
+  if (first === 'deadline') {
+    removeListeners();
+    throw new StartupTimeoutError(opts.role, opts.startupTimeoutMs);
+  }
+  let proc: DaemonProcess;
+  if (typeof first === 'string') {
+    logger.info({ signal: first }, `${opts.role} stopping while it starts`);
+    const late = await settleWithin(starting, opts.shutdownTimeoutMs);
+    if (late === undefined) {
+      removeListeners();
+      logger.error({ timeoutMs: opts.shutdownTimeoutMs }, `${opts.role} did not finish starting within the shutdown timeout; exiting anyway`);
+      return 1;
+    }
+    proc = late;
+  } else {
+    proc = first;
   }
   if (!stopSignal) {
     const ready: ReadyLine = { event: 'ready', role: opts.role, id: proc.id, address: proc.address, pid: opts.pid };
@@ -124,6 +153,27 @@ export async function runDaemonLifecycle(opts: DaemonLifecycleOptions): Promise<
   }
 }
 
+/** Start-up did not finish in time: something it waits on (a path, a port, the HA directory) hangs. */
+export class StartupTimeoutError extends ReboundError {
+  constructor(role: ProcessRole, timeoutMs: number) {
+    super(
+      ErrorCode.UNAVAILABLE,
+      `${role} did not finish starting within ${formatDurationMs(timeoutMs)} (cluster.startup.timeout); check that its --ha-dir and --data-dir are usable local directories`,
+    );
+  }
+}
+
+/** The value of `p` if it settles successfully within `ms`; undefined on timeout or failure. */
+async function settleWithin<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)));
+  try {
+    return await Promise.race([p.catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /**
  * grpc-js prints its own errors on stderr ("E No address added ..."). Every one of them also
  * reaches us as a failed call or bind, which we report; keep grpc's own words at debug level.
@@ -146,7 +196,7 @@ function installCrashHandlers(logger: Logger, io: CliIo): void {
   process.on('unhandledRejection', die('unhandled rejection'));
 }
 
-async function runDaemon(role: ProcessRole, opts: DaemonOptions, io: CliIo, start: (id: string, logger: Logger) => Promise<DaemonProcess>): Promise<number> {
+async function runDaemon(role: ProcessRole, opts: DaemonOptions, config: Configuration, io: CliIo, start: (id: string, logger: Logger) => Promise<DaemonProcess>): Promise<number> {
   const id = opts.id ?? newInstanceId(role === 'jobmaster' ? 'jm' : 'tm');
   const logger = createLogger(role, { ...(opts.logFile ? { file: resolve(io.cwd, opts.logFile) } : {}) }).child({ processId: id });
   installCrashHandlers(logger, io);
@@ -159,6 +209,7 @@ async function runDaemon(role: ProcessRole, opts: DaemonOptions, io: CliIo, star
     signals: process,
     pid: process.pid,
     shutdownTimeoutMs: opts.shutdownTimeoutMs,
+    startupTimeoutMs: config.getDurationMs('cluster.startup.timeout'),
     logStartFailure: opts.logFile !== undefined,
   });
 }
@@ -167,14 +218,16 @@ export async function runJobMaster(opts: DaemonOptions, io: CliIo): Promise<numb
   const config = buildConfiguration(opts);
   const haDir = resolve(io.cwd, opts.haDir);
   const { startJobMasterProcess } = await import('@rebound/jobmaster');
-  return runDaemon('jobmaster', opts, io, (id, logger) => startJobMasterProcess({ haDir, config, id, logger }));
+  return runDaemon('jobmaster', opts, config, io, (id, logger) => startJobMasterProcess({ haDir, config, id, logger }));
 }
 
 export async function runTaskManager(opts: TaskManagerOptions, io: CliIo): Promise<number> {
   const config = buildConfiguration(opts);
   const haDir = resolve(io.cwd, opts.haDir);
-  await assertHaDirInitialized(haDir);
   const dataDir = resolve(io.cwd, opts.dataDir);
   const { startTaskManagerProcess } = await import('@rebound/taskmanager');
-  return runDaemon('taskmanager', opts, io, (id, logger) => startTaskManagerProcess({ haDir, dataDir, slots: opts.slots, config, id, logger }));
+  return runDaemon('taskmanager', opts, config, io, async (id, logger) => {
+    await assertHaDirInitialized(haDir);
+    return startTaskManagerProcess({ haDir, dataDir, slots: opts.slots, config, id, logger });
+  });
 }
