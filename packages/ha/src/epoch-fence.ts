@@ -1,23 +1,59 @@
-import { StaleEpochError } from '@rebound/core';
+import { ErrorCode, ReboundError, StaleEpochError } from '@rebound/core';
+
+/** The epoch of the leader the HA service records now (leader.json), read fresh; undefined if none. */
+export type LeaderEpochSource = () => Promise<number | undefined>;
+
+/** A request claimed a leader epoch that the HA service does not (yet) record. */
+export class UnconfirmedEpochError extends ReboundError {
+  constructor(
+    readonly epoch: number,
+    readonly recordedEpoch: number | undefined,
+  ) {
+    super(
+      ErrorCode.EPOCH_UNCONFIRMED,
+      `request from leader epoch ${epoch} refused: the HA service records ${recordedEpoch === undefined ? 'no leader' : `leader epoch ${recordedEpoch}`}`,
+    );
+  }
+}
 
 /**
  * The TaskManager side of fencing: remembers the highest leader epoch seen and rejects anything
  * older, so a deposed JobMaster that wakes up cannot deploy, cancel or release anything.
+ *
+ * An epoch is only ever raised by the HA service's word: a request that claims a newer epoch than
+ * the fence holds is admitted only once the leader record confirms a leader of at least that
+ * epoch. Otherwise one forged request with epoch 9e15 would fence the real leader out for good.
  */
 export class EpochFence {
   private max: number;
 
-  constructor(initial = 0) {
+  constructor(
+    private readonly recordedLeaderEpoch: LeaderEpochSource,
+    initial = 0,
+  ) {
     this.max = initial;
   }
 
-  /** Accepts `epoch` if it is not older than the highest seen (raising that); else throws StaleEpochError. */
-  observe(epoch: number): void {
+  /**
+   * Admits a call of a leader of `epoch`: equal to the highest known, or newer and confirmed by the
+   * leader record. Throws StaleEpochError for a deposed leader and UnconfirmedEpochError for an
+   * epoch no leader record names.
+   */
+  async admit(epoch: number): Promise<void> {
     if (epoch < this.max) throw new StaleEpochError(epoch, this.max);
-    this.max = epoch;
+    if (epoch === this.max) return;
+    const recorded = await this.recordedLeaderEpoch();
+    if (recorded === undefined || recorded < epoch) throw new UnconfirmedEpochError(epoch, recorded);
+    this.raise(recorded);
+    if (epoch < this.max) throw new StaleEpochError(epoch, this.max);
   }
 
-  /** True when `epoch` would pass observe(), without recording it. */
+  /** The HA service itself named a leader of `epoch` (the TaskManager read it in leader.json). */
+  raise(epoch: number): void {
+    if (epoch > this.max) this.max = epoch;
+  }
+
+  /** True when `epoch` is not older than the highest known (it may still need confirming). */
   accepts(epoch: number): boolean {
     return epoch >= this.max;
   }

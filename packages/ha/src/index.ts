@@ -18,4 +18,4 @@ export {
   JOB_MODULE_FILE,
   JOB_STATUS_FILE,
 } from './job-graph-store.js';
-export { EpochFence } from './epoch-fence.js';
+export { EpochFence, UnconfirmedEpochError, type LeaderEpochSource } from './epoch-fence.js';

@@ -1,6 +1,6 @@
 import { Configuration, ErrorCode, ReboundError, attemptKey, errorMessage, handleUnary } from '@rebound/core';
 import type { Clock, Logger, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
-import { EpochFence } from '@rebound/ha';
+import type { EpochFence } from '@rebound/ha';
 import type { JobLeaderService } from './job-leader-service.js';
 import type { ModuleCache } from './module-cache.js';
 import { PartitionClientPool, type PartitionStore } from './partition/index.js';
@@ -20,7 +20,6 @@ interface RunningTask {
  */
 export class TaskExecutor {
   private readonly tasks = new Map<string, RunningTask>();
-  private readonly fence = new EpochFence();
   private readonly clients = new PartitionClientPool();
   /** Jobs whose partitions we keep for a future leader, with the timer that releases them. */
   private readonly retention = new Map<string, NodeJS.Timeout>();
@@ -36,6 +35,8 @@ export class TaskExecutor {
     private readonly config: Configuration,
     private readonly logger: Logger,
     private readonly clock: Clock,
+    /** Confirms newer epochs with the HA service's leader record before it believes them. */
+    private readonly fence: EpochFence,
   ) {}
 
   attach(jobLeader: JobLeaderService): void {
@@ -59,11 +60,13 @@ export class TaskExecutor {
    * Fences a JobMaster call: calls from an epoch older than the newest leader this TaskManager
    * knows are rejected with STALE_EPOCH, and logged, since they come from a deposed leader.
    */
-  private checkEpoch(method: string, epoch: number): void {
-    if (!this.fence.accepts(epoch)) {
-      this.logger.warn({ event: 'fence.reject', method, epoch, highestEpoch: this.fence.highest() }, 'rejected a call of a deposed JobMaster');
+  private async checkEpoch(method: string, epoch: number): Promise<void> {
+    try {
+      await this.fence.admit(epoch);
+    } catch (err) {
+      this.logger.warn({ event: 'fence.reject', method, epoch, highestEpoch: this.fence.highest(), reason: errorMessage(err) }, 'rejected a call of a deposed or unknown JobMaster');
+      throw err;
     }
-    this.fence.observe(epoch);
   }
 
   /**
@@ -71,18 +74,18 @@ export class TaskExecutor {
    * TaskManager the new leader has not called yet (the fence otherwise learns epochs from calls).
    */
   onLeaderElected(epoch: number): void {
-    if (this.fence.accepts(epoch)) this.fence.observe(epoch);
+    this.fence.raise(epoch);
   }
 
   handlers(): TaskExecutorGatewayHandlers {
     return {
-      DeployTask: handleUnary((tdd) => {
-        this.checkEpoch('DeployTask', tdd.epoch);
+      DeployTask: handleUnary(async (tdd) => {
+        await this.checkEpoch('DeployTask', tdd.epoch);
         this.deploy(tdd);
         return { accepted: true };
       }),
-      CancelTask: handleUnary((req) => {
-        this.checkEpoch('CancelTask', req.epoch);
+      CancelTask: handleUnary(async (req) => {
+        await this.checkEpoch('CancelTask', req.epoch);
         const t = req.execution ? this.tasks.get(attemptKeyOf(req.execution, req.epoch)) : undefined;
         if (!t) return { found: false };
         t.canceledByJobMaster = true;
@@ -90,16 +93,16 @@ export class TaskExecutor {
         return { found: true };
       }),
       ReleasePartitions: handleUnary(async (req) => {
-        this.checkEpoch('ReleasePartitions', req.epoch);
+        await this.checkEpoch('ReleasePartitions', req.epoch);
         return { released: await this.store.release(req.partitions) };
       }),
-      GetAndRetainPartitionsWithMetrics: handleUnary((req) => {
-        this.checkEpoch('GetAndRetainPartitionsWithMetrics', req.epoch);
+      GetAndRetainPartitionsWithMetrics: handleUnary(async (req) => {
+        await this.checkEpoch('GetAndRetainPartitionsWithMetrics', req.epoch);
         this.stopRetentionTimer(req.job_id);
         return { partitions: this.store.listFinished(req.job_id) };
       }),
       DisconnectJob: handleUnary(async (req) => {
-        this.checkEpoch('DisconnectJob', req.epoch);
+        await this.checkEpoch('DisconnectJob', req.epoch);
         this.stopRetentionTimer(req.job_id);
         for (const t of this.tasks.values()) {
           if (t.tdd.execution?.job_id === req.job_id) t.controller.abort('job disconnected');

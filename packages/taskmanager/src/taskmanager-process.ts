@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { bindServer, loadProto, shutdownServer, systemClock } from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
+import { EpochFence, readLeader } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
 import { ModuleCache } from './module-cache.js';
 import { PartitionStore, createPartitionServiceHandlers } from './partition/index.js';
@@ -33,7 +34,8 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
     logger: opts.logger,
     clock: () => clock.now(),
   });
-  const executor = new TaskExecutor(opts.id, opts.slots, store, new ModuleCache(join(opts.dataDir, 'modules')), opts.config, logger, clock);
+  const fence = new EpochFence(async () => (await readLeader(opts.haDir))?.epoch);
+  const executor = new TaskExecutor(opts.id, opts.slots, store, new ModuleCache(join(opts.dataDir, 'modules')), opts.config, logger, clock, fence);
 
   const proto = loadProto();
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
