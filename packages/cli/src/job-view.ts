@@ -119,5 +119,6 @@ export function renderJobList(jobs: readonly JobSummary__Output[]): string[] {
       formatTimestamp(j.submitted_at_ms),
       j.finished_at_ms > 0 ? formatDurationMs(j.finished_at_ms - j.submitted_at_ms) : '-',
     ]);
-  return renderTable(['JOB ID', 'NAME', 'STATE', 'TASKS', 'SUBMITTED', 'DURATION'], rows);
+  const damaged = jobs.filter((j) => j.error).map((j) => `${j.job_id}: ${j.error}`);
+  return [...renderTable(['JOB ID', 'NAME', 'STATE', 'TASKS', 'SUBMITTED', 'DURATION'], rows), ...damaged];
 }

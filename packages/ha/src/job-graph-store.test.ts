@@ -123,4 +123,50 @@ describe('JobGraphStore', () => {
     expect(await store.listJobAttachments(jobId)).toEqual(['recovery-2.json', 'recovery-3.json']);
     await expect(store.putJobAttachment(jobId, '../status.json', 'x')).rejects.toBeInstanceOf(ReboundError);
   });
+
+  it('lists a job with unreadable files with the reason, and every other job as usual', async () => {
+    await store.putJob(graph('a-good', 'good', 1), bundle);
+    await store.putJob(graph('b-garbage-status', 'bad status', 2), bundle);
+    await store.putJob(graph('c-garbage-graph', 'bad graph', 3), bundle);
+    await store.putJob(graph('d-finished', 'done', 4), bundle);
+    await store.markTerminal('d-finished', { state: 'FINISHED', finishedAtMs: 10 });
+    await writeFile(join(store.jobDir('b-garbage-status'), 'status.json'), '{"state": "FINI');
+    await writeFile(join(store.jobDir('c-garbage-graph'), 'jobgraph.pb'), Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]));
+
+    const listed = await store.listJobs();
+    expect(listed.map((j) => [j.jobId, j.status?.state, j.damage !== undefined])).toEqual([
+      ['b-garbage-status', undefined, true],
+      ['c-garbage-graph', undefined, true],
+      ['a-good', undefined, false],
+      ['d-finished', 'FINISHED', false],
+    ]);
+    const bStatus = listed.find((j) => j.jobId === 'b-garbage-status')!;
+    expect(bStatus.damage).toMatch(/status\.json is not valid JSON.*inspect or remove .*b-garbage-status/);
+    expect(listed.find((j) => j.jobId === 'c-garbage-graph')!.damage).toMatch(/jobgraph\.pb cannot be decoded/);
+
+    // A takeover reads status files only: the damaged status is reported, the finished job skipped.
+    expect(await store.listUnfinishedJobs()).toEqual([
+      { jobId: 'a-good' },
+      { jobId: 'b-garbage-status', damage: expect.stringMatching(/not valid JSON/) },
+      { jobId: 'c-garbage-graph' },
+    ]);
+  });
+
+  it('removes terminal jobs once their retention has passed, and nothing else', async () => {
+    await store.putJob(graph('old', 'old', 1), bundle);
+    await store.putJob(graph('recent', 'recent', 2), bundle);
+    await store.putJob(graph('running', 'running', 3), bundle);
+    await store.putJob(graph('damaged', 'damaged', 4), bundle);
+    await store.markTerminal('old', { state: 'FINISHED', finishedAtMs: 1_000 });
+    await store.markTerminal('recent', { state: 'FAILED', finishedAtMs: 5_000, failure: 'x' });
+    await writeFile(join(store.jobDir('damaged'), 'status.json'), 'not json');
+    await mkdir(join(store.jobDir('old'), 'job-events'), { recursive: true });
+    await writeFile(join(store.jobDir('old'), 'job-events', 'events.1'), 'x');
+
+    expect(await store.removeExpiredJobs(6_000, 5_000)).toEqual(['old']);
+    expect(await store.listJobIds()).toEqual(['damaged', 'recent', 'running']);
+    await expect(readFile(join(haDir, 'jobs', 'old', 'job-events', 'events.1'))).rejects.toThrow(/ENOENT/);
+    expect(await store.removeExpiredJobs(10_000, 5_000)).toEqual(['recent']);
+    expect(await store.listJobIds()).toEqual(['damaged', 'running']);
+  });
 });

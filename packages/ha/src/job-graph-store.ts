@@ -1,8 +1,9 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   decodeMessage,
   encodeMessage,
+  errorMessage,
   ErrorCode,
   type JobGraph,
   type JobGraph__Output,
@@ -41,6 +42,11 @@ export interface StoredJobSummary {
   readonly submittedAtMs: number;
   /** Undefined while the job has not reached a terminal state (it is to be run or recovered). */
   readonly status: TerminalJobStatus | undefined;
+  /**
+   * Why the job's stored files cannot be read (then name and status are unknown). Such a job is
+   * listed so that someone can look at it, and never run, recovered or removed automatically.
+   */
+  readonly damage?: string;
 }
 
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -59,6 +65,10 @@ function checkAttachmentName(name: string): void {
   if (!isSafeName(name)) {
     throw new ReboundError(ErrorCode.ILLEGAL_STATE, `job attachment name '${name}' is not a plain file name`);
   }
+}
+
+function damageOf(dir: string, err: unknown): string {
+  return `stored files of this job cannot be read (${errorMessage(err)}); it is not run or recovered: inspect or remove ${dir}`;
 }
 
 /**
@@ -153,8 +163,13 @@ export class JobGraphStore {
       if (isErrno(err, 'ENOENT')) return undefined;
       throw err;
     }
-    const o = JSON.parse(text) as Partial<TerminalJobStatus>;
-    if (typeof o.state !== 'string' || !TERMINAL_STATES.includes(o.state) || typeof o.finishedAtMs !== 'number') {
+    let o: Partial<TerminalJobStatus>;
+    try {
+      o = JSON.parse(text) as Partial<TerminalJobStatus>;
+    } catch {
+      throw new ReboundError(ErrorCode.HA_DIR_INVALID, `${path} is not valid JSON`);
+    }
+    if (typeof o !== 'object' || o === null || typeof o.state !== 'string' || !TERMINAL_STATES.includes(o.state) || typeof o.finishedAtMs !== 'number') {
       throw new ReboundError(ErrorCode.HA_DIR_INVALID, `${path} is not a terminal job status`);
     }
     return {
@@ -164,21 +179,59 @@ export class JobGraphStore {
     };
   }
 
-  /** Every stored job with its terminal status, oldest submission first. */
+  /**
+   * Every stored job with its terminal status, oldest submission first. A job whose files cannot
+   * be read is listed with the reason (`damage`) instead of failing the whole listing.
+   */
   async listJobs(): Promise<StoredJobSummary[]> {
     const jobs: StoredJobSummary[] = [];
     for (const jobId of await this.listJobIds()) {
-      let graph: JobGraph__Output;
       try {
-        graph = (await this.getJob(jobId)).graph;
+        const { graph } = await this.getJob(jobId);
+        jobs.push({ jobId, name: graph.name, submittedAtMs: graph.submitted_at_ms, status: await this.getTerminalStatus(jobId) });
       } catch (err) {
         // Removed since it was listed.
         if (err instanceof JobNotFoundError) continue;
-        throw err;
+        jobs.push({ jobId, name: '', submittedAtMs: 0, status: undefined, damage: damageOf(this.jobDir(jobId), err) });
       }
-      jobs.push({ jobId, name: graph.name, submittedAtMs: graph.submitted_at_ms, status: await this.getTerminalStatus(jobId) });
     }
     return jobs.sort((a, b) => a.submittedAtMs - b.submittedAtMs || a.jobId.localeCompare(b.jobId));
+  }
+
+  /**
+   * Jobs a new leader must take over: stored and without a terminal status. Terminal jobs are
+   * recognised by the status file alone, so a takeover never decodes every job ever submitted.
+   * A job whose status file cannot be read is returned with `damage` set and must be skipped.
+   */
+  async listUnfinishedJobs(): Promise<{ readonly jobId: string; readonly damage?: string }[]> {
+    const out: { jobId: string; damage?: string }[] = [];
+    for (const jobId of await this.listJobIds()) {
+      try {
+        if (!(await this.getTerminalStatus(jobId))) out.push({ jobId });
+      } catch (err) {
+        if (err instanceof JobNotFoundError) continue;
+        out.push({ jobId, damage: damageOf(this.jobDir(jobId), err) });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Removes every terminal job that ended at least `retentionMs` before `nowMs`: its graph, module,
+   * status, attachments and event log. Damaged and unfinished jobs are kept. Returns the ids removed.
+   */
+  async removeExpiredJobs(nowMs: number, retentionMs: number): Promise<string[]> {
+    const removed: string[] = [];
+    for (const jobId of await this.listJobIds()) {
+      const status = await this.getTerminalStatus(jobId).catch(() => undefined);
+      if (!status || status.finishedAtMs + retentionMs > nowMs) continue;
+      // jobgraph.pb first: without it the directory is no longer a job, even if the rest of the
+      // removal is cut short.
+      await rm(join(this.jobDir(jobId), JOB_GRAPH_FILE), { force: true });
+      await rm(this.jobDir(jobId), { recursive: true, force: true });
+      removed.push(jobId);
+    }
+    return removed;
   }
 
   /** Stores a small file with the job (e.g. a recovery report), atomically. */

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { ErrorCode, JobNotFoundError, ReboundError, decodeMessage, encodeMessage, errorMessage } from '@rebound/core';
+import { ErrorCode, JobNotFoundError, PeriodicTask, ReboundError, decodeMessage, encodeMessage, errorMessage } from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -35,6 +35,7 @@ export class LeaderServices {
   private closed = false;
   private readonly electedAtMs: number;
   private readonly crashPoints: CrashPoints | undefined;
+  private readonly expiry: PeriodicTask;
 
   constructor(
     readonly epoch: number,
@@ -49,6 +50,12 @@ export class LeaderServices {
   ) {
     this.store = new JobGraphStore(haDir);
     this.electedAtMs = clock.now();
+    // A job is removed between one and two sweeps after it expires; a minute at most keeps the
+    // HA directory small without a key of its own.
+    const retentionMs = config.getDurationMs('jobstore.expiration-time');
+    this.expiry = new PeriodicTask(Math.max(1_000, Math.min(retentionMs, 60_000)), () => this.removeExpiredJobs(), (err) =>
+      logger.warn({ err: errorMessage(err) }, 'could not remove expired jobs'),
+    );
     this.crashPoints = CrashPoints.from(config, logger);
     this.registry = new TaskManagerRegistry(
       epoch,
@@ -72,13 +79,24 @@ export class LeaderServices {
   async start(): Promise<void> {
     this.registry.start();
     await this.recoverJobs();
+    this.expiry.start(true);
+  }
+
+  /** Removes terminal jobs older than `jobstore.expiration-time` from the HA directory. */
+  private async removeExpiredJobs(): Promise<void> {
+    const removed = await this.store.removeExpiredJobs(this.clock.now(), this.config.getDurationMs('jobstore.expiration-time'));
+    if (removed.length > 0) this.logger.info({ jobIds: removed }, `removed ${removed.length} expired finished job(s) from the HA directory`);
   }
 
   /** Takes over every job a previous leader left unfinished. */
   private async recoverJobs(): Promise<void> {
-    for (const summary of await this.store.listJobs()) {
-      if (summary.status) continue;
-      const jobId = summary.jobId;
+    for (const { jobId, damage } of await this.store.listUnfinishedJobs()) {
+      if (damage) {
+        // Whether it finished (and committed) is unknown: running it again could overwrite its
+        // output. It stays listed with the reason; every other job is taken over.
+        this.logger.error({ jobId, damage }, 'skipping a job whose stored files cannot be read');
+        continue;
+      }
       try {
         const manifest = await this.store.getJobAttachment(jobId, COMMIT_MANIFEST);
         if (manifest) {
@@ -243,6 +261,10 @@ export class LeaderServices {
           finished += v.tasks?.finished ?? 0;
         }
       }
+      if (s.damage) {
+        out.push({ job_id: s.jobId, name: s.name, state: 'DAMAGED', error: s.damage });
+        continue;
+      }
       out.push({
         job_id: s.jobId,
         name: s.name,
@@ -288,6 +310,7 @@ export class LeaderServices {
   /** Leadership lost: stop everything without touching TaskManagers or stored jobs. */
   async close(): Promise<void> {
     this.closed = true;
+    this.expiry.stop();
     for (const job of this.jobs.values()) await job.suspend();
     this.jobs.clear();
     this.registry.close();

@@ -10,6 +10,7 @@ export interface JobSummary {
   'finished_at_ms'?: (number | string | Long);
   'tasks_total'?: (number);
   'tasks_finished'?: (number);
+  'error'?: (string);
 }
 
 export interface JobSummary__Output {
@@ -20,4 +21,5 @@ export interface JobSummary__Output {
   'finished_at_ms': (number);
   'tasks_total': (number);
   'tasks_finished': (number);
+  'error': (string);
 }
