@@ -10,6 +10,7 @@ import {
 } from '@rebound/core';
 import type { Clock, Configuration, DispatcherHandlers, JobMasterGatewayHandlers, Logger } from '@rebound/core';
 import { LeaderElectionService } from '@rebound/ha';
+import { JobModuleProbe } from './job-module-probe.js';
 import { LeaderServices } from './leader-services.js';
 
 export interface JobMasterProcess {
@@ -83,12 +84,13 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   const port = await bindServer(server, host, config.getInt('jobmaster.port'));
   const address = `${host}:${port}`;
 
+  const probe = new JobModuleProbe();
   const election = new LeaderElectionService({ haDir, contenderId: id, address, config, logger: opts.logger.child({ component: 'LeaderElection' }), clock });
   await election.start({
     grantLeadership: (epoch) => {
       transitions = transitions.then(async () => {
         logger.info({ epoch, address }, 'granted leadership');
-        const services = new LeaderServices(epoch, id, address, haDir, config, opts.logger.child({ epoch }), clock, election.previousLeaderLastHeardMs());
+        const services = new LeaderServices(epoch, id, address, haDir, config, opts.logger.child({ epoch }), clock, probe, election.previousLeaderLastHeardMs());
         leader = services;
         try {
           await services.start();
@@ -120,6 +122,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       const l = leader;
       leader = undefined;
       await l?.close();
+      await probe.close();
       await shutdownServer(server);
       logger.info('JobMaster stopped');
     },

@@ -16,6 +16,7 @@ import { buildJob, loadJobModule } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager } from '@rebound/event-store';
 import { JobGraphStore, readCurrentEpoch } from '@rebound/ha';
 import { CrashPoints } from './crash-points.js';
+import type { JobModuleProbe } from './job-module-probe.js';
 import { JobMaster } from './job-master.js';
 import { applyCommit, type CommitManifest } from './sink-committer.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
@@ -23,6 +24,7 @@ import { TaskManagerRegistry } from './task-manager-registry.js';
 const COMMIT_MANIFEST = 'commit.json';
 const FINAL_STATUS = 'final-status.pb';
 const RECOVERIES = 'recoveries.json';
+const LOAD_ATTEMPTS = 'load-attempts.json';
 
 /**
  * Everything that exists only while this process leads: the TaskManager registry and a
@@ -45,6 +47,8 @@ export class LeaderServices {
     private readonly config: Configuration,
     private readonly logger: Logger,
     private readonly clock: Clock,
+    /** Loads each job module in a worker first (owned by the process: bundled once, not per leadership). */
+    private readonly probe: JobModuleProbe,
     /** When the previous leader last renewed its lease (if this leadership took over an expired one). */
     private readonly previousLeaderLastHeardMs?: number,
   ) {
@@ -122,12 +126,50 @@ export class LeaderServices {
       throw new ReboundError(ErrorCode.JOB_INVALID, `job ${graph.job_id} was already submitted`);
     }
     await this.store.putJob(graph, req.module_bundle);
-    await this.runJob(graph, false);
+    try {
+      await this.runJob(graph, false);
+    } catch (err) {
+      // Stored but never started: without a terminal status every future leader would try again.
+      this.jobs.delete(graph.job_id);
+      await this.store.markTerminal(graph.job_id, { state: 'FAILED', finishedAtMs: this.clock.now(), failure: errorMessage(err) }).catch(() => undefined);
+      throw err;
+    }
     return graph.job_id;
+  }
+
+  /**
+   * Counts, in the HA directory and before anything of the job's code runs here, the JobMasters
+   * that started to load a job and did not finish loading it. A job that took `jobmaster.job-load.max-crashes`
+   * JobMasters down in a row (their attempt was recorded, never cleared) is failed instead of
+   * loaded again, so a poison job cannot take every JobMaster of the cluster down one by one.
+   */
+  private async recordLoadAttempt(jobId: string): Promise<void> {
+    const raw = await this.store.getJobAttachment(jobId, LOAD_ATTEMPTS).catch(() => undefined);
+    let crashed = 0;
+    if (raw) {
+      const parsed = JSON.parse(Buffer.from(raw).toString('utf8')) as { attempts?: unknown };
+      crashed = typeof parsed.attempts === 'number' ? parsed.attempts : 0;
+    }
+    const max = this.config.getInt('jobmaster.job-load.max-crashes');
+    if (crashed >= max) {
+      throw new ReboundError(
+        ErrorCode.JOB_MODULE_INVALID,
+        `job ${jobId} was not loaded again: ${crashed} JobMaster(s) in a row died while loading it (jobmaster.job-load.max-crashes=${max})`,
+      );
+    }
+    await this.store.putJobAttachment(jobId, LOAD_ATTEMPTS, JSON.stringify({ attempts: crashed + 1, epoch: this.epoch }));
   }
 
   private async runJob(graph: JobGraph__Output, takeover: boolean): Promise<void> {
     const { modulePath } = await this.store.getJob(graph.job_id);
+    await this.recordLoadAttempt(graph.job_id);
+    await this.probe.check({
+      jobId: graph.job_id,
+      modulePath,
+      args: graph.job_args,
+      cwd: graph.working_directory || undefined,
+      timeoutMs: this.config.getDurationMs('jobmaster.job-module.load-timeout'),
+    });
     let operators;
     try {
       const def = await loadJobModule(modulePath);
@@ -135,6 +177,9 @@ export class LeaderServices {
     } catch (err) {
       throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `job ${graph.job_id}: cannot build the job module on the JobMaster: ${errorMessage(err)}`);
     }
+    // Loaded here without dying: the next leader may load it again. Only loading counts: a leader
+    // killed later, while it reconciles, says nothing about the job's code.
+    await this.store.putJobAttachment(graph.job_id, LOAD_ATTEMPTS, JSON.stringify({ attempts: 0, epoch: this.epoch }));
     const jobConfig = this.config.with(graph.config);
     const recoveryEnabled = jobConfig.getBoolean('execution.batch.job-recovery.enabled');
     const logger = this.logger.child({ jobId: graph.job_id });

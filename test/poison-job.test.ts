@@ -1,0 +1,76 @@
+import { readdir, rm } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LocalCluster, REPO_ROOT, suiteFailed } from './harness.js';
+import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOutput } from './util.js';
+
+const POISON_JOB = 'test/fixtures/poison-job.ts';
+
+/**
+ * Poison jobs: job modules that exit, throw or hang when a JobMaster loads them. Before, one that
+ * exited killed the leader, then the standby that took it over, until someone deleted the job by
+ * hand. Now each is tried in a worker first; one that still kills JobMasters is given up after
+ * jobmaster.job-load.max-crashes of them.
+ */
+describe('poison jobs', () => {
+  let cluster: LocalCluster;
+  let data: string;
+  let input: string;
+  let files: string[];
+
+  beforeAll(async () => {
+    cluster = await LocalCluster.start({ jobmasters: 2, taskmanagers: 2, slots: 2, config: { 'jobmaster.job-module.load-timeout': '5 s' } });
+    data = await makeTempDir('rebound-it-poison-');
+    input = join(data, 'in');
+    files = await generateTextFiles(input, { files: 2, linesPerFile: 60, seed: 9 });
+  });
+
+  afterAll(async ({}, suite) => {
+    await cluster?.stop({ keepWorkdir: suiteFailed(suite) });
+    if (data) await rm(data, { recursive: true, force: true });
+  });
+
+  async function jobMastersAlive(): Promise<boolean[]> {
+    const jms = (await cluster.processes()).filter((p) => p.role === 'jobmaster');
+    return Promise.all(jms.map((p) => cluster.isAlive(p.id)));
+  }
+
+  async function expectWordCountRuns(name: string): Promise<void> {
+    const out = join(data, name);
+    const r = await cluster.submit('examples/wordcount.ts', ['--input', input, '--output', out], { wait: true, timeoutMs: 120_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(out))).toEqual([]);
+  }
+
+  it.each([
+    ['exit', /the job module exited its process \(exit code 7\) while loading/],
+    ['throw', /poisoned while building/],
+    ['hang', /did not finish loading within 5000 ms \(jobmaster\.job-module\.load-timeout\)/],
+  ])('a module that does %s at load fails its job, and every JobMaster stays alive', async (mode, reason) => {
+    const r = await cluster.rebound(['submit', resolve(REPO_ROOT, POISON_JOB), '--', '--poison', mode, '--input', input, '--output', join(data, `out-${mode}`)]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(reason);
+    expect(await jobMastersAlive()).toEqual([true, true]);
+    const list = JSON.parse((await cluster.rebound(['list', '--json'])).stdout) as { jobs: { name: string; state: string }[] };
+    expect(list.jobs.filter((j) => j.name === 'poison').every((j) => j.state === 'FAILED')).toBe(true);
+    await expectWordCountRuns(`good-after-${mode}`);
+  });
+
+  it('a module that kills JobMasters outside the worker is failed after max-crashes of them', async () => {
+    const jobsDir = join(cluster.haDir, 'jobs');
+    const before = new Set(await readdir(jobsDir));
+    // Passes the isolated try-out, then exits the leader's main thread, then the standby's.
+    await cluster.rebound(['submit', resolve(REPO_ROOT, POISON_JOB), '--detached', '--', '--poison', 'exit-main', '--input', input, '--output', join(data, 'out-main')]);
+    const jobId = (await readdir(jobsDir)).find((id) => !before.has(id));
+    expect(jobId).toBeDefined();
+    await cluster.waitFor(async () => (await jobMastersAlive()).every((alive) => !alive), 90_000, 'the poison job to take both JobMasters down');
+
+    // A third JobMaster finds two load attempts that never finished: it fails the job unloaded.
+    const jm = (await cluster.processes()).find((p) => p.role === 'jobmaster')!;
+    await cluster.startJobMaster({ id: jm.id });
+    const failed = await cluster.waitForJob(jobId!, 90_000, ['FAILED']);
+    expect(failed.failure).toMatch(/was not loaded again: 2 JobMaster\(s\) in a row died while loading it \(jobmaster\.job-load\.max-crashes=2\)/);
+    expect(await cluster.isAlive(jm.id)).toBe(true);
+    await expectWordCountRuns('good-after-exit-main');
+  });
+});
