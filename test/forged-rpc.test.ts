@@ -1,6 +1,5 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import { ErrorCode, ReboundError, loadProto, unary } from '@rebound/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalCluster, suiteFailed } from './harness.js';
@@ -40,7 +39,9 @@ describe('forged epochs', () => {
     const proto = loadProto();
     const forgedEpoch = 9e15;
     for (const tm of (await cluster.processes()).filter((p) => p.role === 'taskmanager')) {
-      const client = new proto.TaskExecutorGateway(tm.address, grpc.credentials.createInsecure());
+      // An insider with the cluster secret: authentication passes, the epoch fence must still hold.
+      const security = cluster.security();
+      const client = new proto.TaskExecutorGateway(tm.address, security.channelCredentials(), security.channelOptions());
       try {
         const cancel = await rejection(unary(client, client.CancelTask, { epoch: forgedEpoch, execution: { job_id: 'j', vertex_id: 'v', subtask: 0, attempt: 0 } }, 10_000));
         expect(cancel.code).toBe(ErrorCode.EPOCH_UNCONFIRMED);

@@ -1,9 +1,8 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localStatusReport } from '@rebound/cli';
-import { CHANNEL_OPTIONS, ErrorCode, ReboundError, loadProto, unary, type TaskExecutorGatewayClient } from '@rebound/core';
+import { CHANNEL_OPTIONS, ErrorCode, ReboundError, loadProto, unary, type ClusterSecurity, type TaskExecutorGatewayClient } from '@rebound/core';
 import type { LeaderInfo } from '@rebound/ha';
 import { expectedNumbered } from './fixtures/numbered-source.js';
 import { LocalCluster, suiteFailed } from './harness.js';
@@ -30,9 +29,10 @@ function parseFenceRejects(log: string, taskManagerId: string): FenceReject[] {
 }
 
 /** Calls every TaskExecutorGateway method that changes state, as a deposed leader of `epoch` would. */
-async function callAsStaleLeader(address: string, epoch: number): Promise<Record<string, string>> {
+async function callAsStaleLeader(address: string, epoch: number, security: ClusterSecurity): Promise<Record<string, string>> {
   const Ctor = loadProto().TaskExecutorGateway;
-  const client: TaskExecutorGatewayClient = new Ctor(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  // With the cluster secret: what is tested here is the epoch fence, not authentication.
+  const client: TaskExecutorGatewayClient = new Ctor(address, security.channelCredentials(), security.channelOptions(CHANNEL_OPTIONS));
   // A job id no real job has: should the fence let a call through, no real work is harmed.
   const execution = { job_id: 'ffffffffffffffffffffffffffffffff', vertex_id: 'v-probe', subtask: 0, attempt: 0 };
   const outcome = async (p: Promise<unknown>): Promise<string> =>
@@ -110,7 +110,7 @@ describe('JobMaster failover and fencing', () => {
       );
       // Whatever the old leader might send now, every TaskManager refuses it.
       for (const tm of (await cluster.processes()).filter((p) => p.role === 'taskmanager')) {
-        probes[tm.id] = await callAsStaleLeader(tm.address, old.epoch);
+        probes[tm.id] = await callAsStaleLeader(tm.address, old.epoch, cluster.security());
       }
     } finally {
       // Taken before the signal: the stopped process cannot log anything earlier than this.

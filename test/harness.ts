@@ -16,7 +16,7 @@ import {
   type ClusterProcess,
   type JobStatusJson,
 } from '@rebound/cli';
-import type { ClusterOverview__Output } from '@rebound/core';
+import { ClusterSecurity, Configuration, type ClusterOverview__Output } from '@rebound/core';
 import { readLeader, type LeaderInfo } from '@rebound/ha';
 import { makeTempDir } from './util.js';
 import { parseTaskEvents, type TaskEvent } from '@rebound/chaos';
@@ -172,6 +172,11 @@ export class LocalCluster {
       throw new Error(`${describeResult(['local', 'up'], r)} (workdir ${workdir})`);
     }
     return cluster;
+  }
+
+  /** What a process of this cluster authenticates with (the secret `local up` wrote), for raw gRPC clients. */
+  security(): ClusterSecurity {
+    return ClusterSecurity.of(Configuration.of({ 'security.auth.token-file': ClusterPaths.secret(this.workdir) }));
   }
 
   /** Keeps the work directory at stop() (set automatically when the test that started it fails). */

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import {
   CHANNEL_OPTIONS,
+  ClusterSecurity,
   Configuration,
   ErrorCode,
   ReboundError,
@@ -80,6 +80,11 @@ export function clientConfiguration(target: ClusterTarget | undefined, overrides
       // A cluster.json edited by hand with a bad value: the daemons reject it; the client uses defaults.
     }
   }
+  // A cluster reached by --ha-dir or --address (compose, another host) names its secret here.
+  const tokenFile = process.env.REBOUND_AUTH_TOKEN_FILE;
+  if (tokenFile && !base.toRecord()['security.auth.token-file'] && overrides['security.auth.token-file'] === undefined) {
+    base = base.with({ 'security.auth.token-file': tokenFile });
+  }
   return base.with(overrides);
 }
 
@@ -92,15 +97,17 @@ export interface ClusterClientOptions {
   readonly maxBackoffMs?: number;
   /** Called once per observed change of leader (not for the first resolution). */
   readonly onLeaderChange?: (leader: LeaderAddress) => void;
+  /** The cluster secret and TLS material calls carry (default: none). */
+  readonly security?: ClusterSecurity;
 }
 
 /** Call options that depend on the cluster's configuration. */
-export function clientOptionsFrom(config: Configuration): Pick<ClusterClientOptions, 'rpcTimeoutMs' | 'failoverTimeoutMs'> {
+export function clientOptionsFrom(config: Configuration): Pick<ClusterClientOptions, 'rpcTimeoutMs' | 'failoverTimeoutMs' | 'security'> {
   const rpcTimeoutMs = config.getDurationMs('rpc.timeout');
   const leaseMs = config.getDurationMs('high-availability.lease.timeout');
   const pollMs = config.getDurationMs('high-availability.lease.poll-interval');
   // A failover takes a lease timeout plus a poll to elect, then the new leader needs to start serving.
-  return { rpcTimeoutMs, failoverTimeoutMs: Math.max(5_000, 2 * leaseMs + 2 * pollMs + 2 * rpcTimeoutMs) };
+  return { rpcTimeoutMs, failoverTimeoutMs: Math.max(5_000, 2 * leaseMs + 2 * pollMs + 2 * rpcTimeoutMs), security: ClusterSecurity.of(config) };
 }
 
 export interface CallOptions {
@@ -216,7 +223,8 @@ export class ClusterClient {
     let stub = this.stubs.get(address);
     if (!stub) {
       const proto = loadProto();
-      stub = new proto.Dispatcher(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+      const security = this.options.security ?? ClusterSecurity.none();
+      stub = new proto.Dispatcher(address, security.channelCredentials(), security.channelOptions(CHANNEL_OPTIONS));
       this.stubs.set(address, stub);
     }
     return stub;

@@ -35,6 +35,8 @@ export const ClusterPaths = {
   file: (workdir: string): string => join(workdir, 'cluster.json'),
   lock: (workdir: string): string => join(workdir, 'cluster.json.lock'),
   haDir: (workdir: string): string => join(workdir, 'ha'),
+  /** The cluster secret every RPC carries (security.auth.token-file), mode 0600. */
+  secret: (workdir: string): string => join(workdir, 'secret'),
   logsDir: (workdir: string): string => join(workdir, 'logs'),
   logFile: (workdir: string, id: string): string => join(workdir, 'logs', `${id}.log`),
   /** Where a daemon's stdout goes; `local` reads the ready line from it. */

@@ -1,4 +1,5 @@
-import { mkdir } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Configuration, ErrorCode, ReboundError, errorMessage, sleep, type ClusterOverview__Output } from '@rebound/core';
 import { readLeader, type LeaderInfo } from '@rebound/ha';
@@ -104,9 +105,24 @@ async function startDaemons(
   return ready;
 }
 
+/** The work directory's cluster secret, created once (32 random bytes, hex, mode 0600). */
+async function ensureSecret(workdir: string): Promise<string> {
+  const path = ClusterPaths.secret(workdir);
+  await mkdir(workdir, { recursive: true });
+  try {
+    await writeFile(path, `${randomBytes(32).toString('hex')}\n`, { flag: 'wx', mode: 0o600 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  return path;
+}
+
 export async function localUp(opts: LocalUpOptions, io: CliIo): Promise<number> {
   const workdir = resolve(io.cwd, opts.workdir);
   const config = buildConfiguration({ ...(opts.configFile ? { configFile: resolve(io.cwd, opts.configFile) } : {}), dynamic: opts.dynamic }).toRecord();
+  // Closed by default: every RPC of the cluster (and of the CLI, through cluster.json) carries
+  // this secret. `-D security.auth.token-file=` (empty) opts out explicitly.
+  if (!('security.auth.token-file' in config)) config['security.auth.token-file'] = await ensureSecret(workdir);
   const deadline = Date.now() + opts.timeoutMs;
   const haDir = ClusterPaths.haDir(workdir);
   await mkdir(haDir, { recursive: true });

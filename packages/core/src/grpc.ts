@@ -67,9 +67,9 @@ export function handleUnary<Req, Res>(
 }
 
 /** Binds a server; a port in use becomes a clear ADDRESS_IN_USE error. Returns the bound port. */
-export function bindServer(server: grpc.Server, host: string, port: number): Promise<number> {
+export function bindServer(server: grpc.Server, host: string, port: number, credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure()): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, bound) => {
+    server.bindAsync(`${host}:${port}`, credentials, (err, bound) => {
       if (err) {
         const inUse = /EADDRINUSE|address already in use|No address added/i.test(err.message);
         reject(

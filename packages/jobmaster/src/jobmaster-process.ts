@@ -1,5 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import {
+  ClusterSecurity,
   NotLeaderError,
   bindServer,
   errorMessage,
@@ -77,11 +78,12 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   };
 
   const proto = loadProto();
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 256 * 1024 * 1024 });
+  const security = ClusterSecurity.of(config);
+  const server = new grpc.Server(security.serverOptions({ 'grpc.max_receive_message_length': 256 * 1024 * 1024 }));
   server.addService(proto.Dispatcher.service, dispatcher);
   server.addService(proto.JobMasterGateway.service, gateway);
   const host = config.getString('jobmaster.bind-host');
-  const port = await bindServer(server, host, config.getInt('jobmaster.port'));
+  const port = await bindServer(server, host, config.getInt('jobmaster.port'), security.serverCredentials());
   const address = `${host}:${port}`;
 
   const probe = new JobModuleProbe();

@@ -1,5 +1,4 @@
-import * as grpc from '@grpc/grpc-js';
-import { CHANNEL_OPTIONS, PeriodicTask, loadProto, unary } from '@rebound/core';
+import { CHANNEL_OPTIONS, ClusterSecurity, PeriodicTask, loadProto, unary } from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -37,6 +36,7 @@ export class TaskManagerRegistry {
   private readonly heartbeatIntervalMs: number;
   private readonly heartbeatTimeoutMs: number;
   readonly rpcTimeoutMs: number;
+  private readonly security: ClusterSecurity;
 
   constructor(
     readonly epoch: number,
@@ -49,6 +49,7 @@ export class TaskManagerRegistry {
     this.heartbeatIntervalMs = config.getDurationMs('heartbeat.interval');
     this.heartbeatTimeoutMs = config.getDurationMs('heartbeat.timeout');
     this.rpcTimeoutMs = config.getDurationMs('rpc.timeout');
+    this.security = ClusterSecurity.of(config);
     this.monitor = new PeriodicTask(Math.max(20, Math.min(this.heartbeatIntervalMs, this.heartbeatTimeoutMs / 4)), () =>
       this.checkHeartbeats(),
     );
@@ -79,7 +80,7 @@ export class TaskManagerRegistry {
       freeSlots: req.slots,
       lastHeartbeatMs: now,
       registeredAtMs: now,
-      client: new Ctor(req.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS),
+      client: new Ctor(req.address, this.security.channelCredentials(), this.security.channelOptions(CHANNEL_OPTIONS)),
     };
     this.tms.set(tm.id, tm);
     this.logger.info({ taskManagerId: tm.id, address: tm.address, slots: tm.slots }, 'TaskManager registered');

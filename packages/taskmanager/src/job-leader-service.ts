@@ -1,5 +1,4 @@
-import * as grpc from '@grpc/grpc-js';
-import { CHANNEL_OPTIONS, ErrorCode, ReboundError, errorMessage, loadProto, sleep, unary } from '@rebound/core';
+import { CHANNEL_OPTIONS, ClusterSecurity, ErrorCode, ReboundError, errorMessage, loadProto, sleep, unary } from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -49,6 +48,7 @@ export class JobLeaderService {
   private wake: (() => void) | undefined;
   private readonly rpcTimeoutMs: number;
   private readonly pollMs: number;
+  private readonly security: ClusterSecurity;
 
   constructor(
     private readonly opts: {
@@ -67,6 +67,7 @@ export class JobLeaderService {
     this.retrieval = new LeaderRetrievalService({ haDir: opts.haDir, config: opts.config, logger: opts.logger });
     this.rpcTimeoutMs = opts.config.getDurationMs('rpc.timeout');
     this.pollMs = opts.config.getDurationMs('high-availability.lease.poll-interval');
+    this.security = ClusterSecurity.of(opts.config);
   }
 
   start(): void {
@@ -130,7 +131,7 @@ export class JobLeaderService {
       const Ctor = loadProto().JobMasterGateway;
       this.conn = {
         leader,
-        client: new Ctor(leader.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS),
+        client: new Ctor(leader.address, this.security.channelCredentials(), this.security.channelOptions(CHANNEL_OPTIONS)),
         dropped: new AbortController(),
         registered: false,
         lastAckMs: this.opts.clock.now(),

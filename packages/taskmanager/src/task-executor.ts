@@ -1,4 +1,4 @@
-import { Configuration, ErrorCode, ReboundError, attemptKey, errorMessage, handleUnary } from '@rebound/core';
+import { ClusterSecurity, Configuration, ErrorCode, ReboundError, attemptKey, errorMessage, handleUnary } from '@rebound/core';
 import type { Clock, Logger, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
 import type { EpochFence } from '@rebound/ha';
 import type { JobLeaderService } from './job-leader-service.js';
@@ -20,7 +20,6 @@ interface RunningTask {
  */
 export class TaskExecutor {
   private readonly tasks = new Map<string, RunningTask>();
-  private readonly clients = new PartitionClientPool();
   /** Jobs whose partitions we keep for a future leader, with the timer that releases them. */
   private readonly retention = new Map<string, NodeJS.Timeout>();
   /** Whether each job (as last deployed) has batch job recovery enabled. */
@@ -37,7 +36,12 @@ export class TaskExecutor {
     private readonly clock: Clock,
     /** Confirms newer epochs with the HA service's leader record before it believes them. */
     private readonly fence: EpochFence,
-  ) {}
+  ) {
+    const security = ClusterSecurity.of(config);
+    this.clients = new PartitionClientPool({ credentials: security.channelCredentials(), channelOptions: security.channelOptions() });
+  }
+
+  private readonly clients: PartitionClientPool;
 
   attach(jobLeader: JobLeaderService): void {
     this.jobLeader = jobLeader;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { bindServer, loadProto, shutdownServer, systemClock } from '@rebound/core';
+import { ClusterSecurity, bindServer, loadProto, shutdownServer, systemClock } from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
 import { EpochFence, readLeader } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
@@ -38,11 +38,12 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   const executor = new TaskExecutor(opts.id, opts.slots, store, new ModuleCache(join(opts.dataDir, 'modules')), opts.config, logger, clock, fence);
 
   const proto = loadProto();
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
+  const security = ClusterSecurity.of(opts.config);
+  const server = new grpc.Server(security.serverOptions({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 }));
   server.addService(proto.TaskExecutorGateway.service, executor.handlers());
   server.addService(proto.PartitionService.service, createPartitionServiceHandlers(store, opts.logger));
   const host = opts.config.getString('taskmanager.bind-host');
-  const port = await bindServer(server, host, opts.config.getInt('taskmanager.port'));
+  const port = await bindServer(server, host, opts.config.getInt('taskmanager.port'), security.serverCredentials());
   const address = `${host}:${port}`;
 
   const jobLeader = new JobLeaderService(

@@ -106,7 +106,8 @@ export async function* readLocalSubpartitions(
 }
 
 export interface PartitionClientPoolOptions {
-  channelOptions?: grpc.ChannelOptions;
+  /** Channel options and interceptors (the cluster secret), on top of CHANNEL_OPTIONS. */
+  channelOptions?: grpc.ClientOptions;
   credentials?: grpc.ChannelCredentials;
 }
 

@@ -1,0 +1,68 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Configuration } from './config.js';
+import { ErrorCode, fromServiceError } from './errors.js';
+import { bindServer, handleUnary, shutdownServer, unary } from './grpc.js';
+import { loadProto } from './proto.js';
+import { ClusterSecurity } from './security.js';
+
+describe('ClusterSecurity', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rebound-security-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const secretFile = async (name: string, text: string, mode = 0o600): Promise<string> => {
+    const path = join(dir, name);
+    await writeFile(path, text);
+    await chmod(path, mode);
+    return path;
+  };
+  const of = (path: string) => ClusterSecurity.fromConfig(Configuration.of({ 'security.auth.token-file': path }));
+
+  it('refuses a secret file others can read, a short secret and a missing file, naming the fix', async () => {
+    expect(() => of(join(dir, 'missing'))).toThrow(/cannot read .*missing \(ENOENT\); point it at the cluster's secret file/);
+    const open = await secretFile('open', 'a'.repeat(64), 0o644);
+    expect(() => of(open)).toThrow(/is readable by other users; chmod 600 it/);
+    const short = await secretFile('short', 'abc');
+    expect(() => of(short)).toThrow(/holds a secret of 3 characters; use at least 16/);
+    expect(of(await secretFile('good', `${'f'.repeat(64)}\n`)).authenticated).toBe(true);
+    expect(ClusterSecurity.fromConfig(Configuration.of()).authenticated).toBe(false);
+  });
+
+  it('lets through calls with the secret only, before the handler runs', async () => {
+    const security = of(await secretFile('server', 'x'.repeat(32)));
+    const other = of(await secretFile('other', 'y'.repeat(32)));
+    const proto = loadProto();
+    let handled = 0;
+    const server = new grpc.Server(security.serverOptions());
+    server.addService(proto.Dispatcher.service, {
+      ListJobs: handleUnary(() => {
+        handled++;
+        return { jobs: [] };
+      }),
+    });
+    const port = await bindServer(server, '127.0.0.1', 0, security.serverCredentials());
+    const client = (s: ClusterSecurity) => new proto.Dispatcher(`127.0.0.1:${port}`, s.channelCredentials(), s.channelOptions());
+    try {
+      const good = client(security);
+      expect(await unary(good, good.ListJobs, {}, 5_000)).toEqual({ jobs: [] });
+      good.close();
+      for (const s of [ClusterSecurity.none(), other]) {
+        const bad = client(s);
+        const err = await unary(bad, bad.ListJobs, {}, 5_000).then(() => undefined, (e: unknown) => fromServiceError(e));
+        expect(err?.code).toBe(ErrorCode.UNAUTHENTICATED);
+        bad.close();
+      }
+      expect(handled).toBe(1);
+    } finally {
+      await shutdownServer(server);
+    }
+  });
+});
