@@ -1,10 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ClusterSecurity, Configuration, ErrorCode, fromServiceError, loadProto } from '@rebound/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LocalCluster, runRebound, suiteFailed } from './harness.js';
-import { makeTempDir } from './util.js';
+import { LocalCluster, REPO_ROOT, runRebound, suiteFailed } from './harness.js';
+import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOutput } from './util.js';
 
 interface MethodDef {
   readonly path: string;
@@ -93,5 +94,36 @@ describe('authentication', () => {
     // Through the work directory (cluster.json) the CLI finds the secret by itself.
     const viaWorkdir = await cluster.rebound(['list']);
     expect(viaWorkdir.code, viaWorkdir.stderr).toBe(0);
+  });
+});
+
+describe('mutual TLS', () => {
+  let cluster: LocalCluster;
+  let dir: string;
+
+  afterAll(async ({}, suite) => {
+    await cluster?.stop({ keepWorkdir: suiteFailed(suite) });
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a local cluster with security.ssl.internal.* runs a job end to end', async () => {
+    dir = await makeTempDir('rebound-it-tls-');
+    const certs = join(dir, 'certs');
+    execFileSync('bash', [join(REPO_ROOT, 'scripts', 'make-certs.sh'), certs]);
+    cluster = await LocalCluster.start({
+      jobmasters: 1,
+      taskmanagers: 2,
+      slots: 2,
+      config: {
+        'security.ssl.internal.enabled': 'true',
+        'security.ssl.internal.ca': join(certs, 'ca.pem'),
+        'security.ssl.internal.cert': join(certs, 'cert.pem'),
+        'security.ssl.internal.key': join(certs, 'key.pem'),
+      },
+    });
+    const files = await generateTextFiles(join(dir, 'in'), { files: 3, linesPerFile: 80, seed: 5 });
+    const run = await cluster.submit('examples/wordcount.ts', ['--input', join(dir, 'in'), '--output', join(dir, 'out')], { wait: true });
+    expect(run.code, run.stderr).toBe(0);
+    expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(join(dir, 'out')))).toEqual([]);
   });
 });

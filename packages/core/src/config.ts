@@ -60,7 +60,7 @@ export const OPTIONS = {
   'rpc.timeout': { kind: 'duration', default: '10 s', description: 'Deadline of cluster-internal RPCs.' },
   'rpc.partition-request.timeout': { kind: 'duration', default: '30 s', description: 'Longest wait for the first chunk of a requested subpartition.' },
   'security.auth.token-file': { kind: 'string', default: '', description: 'File holding the cluster secret (mode 0600) that every RPC carries and every server checks; empty: no authentication. `rebound local up` creates one.' },
-  'security.ssl.internal.enabled': { kind: 'boolean', default: 'false', description: 'Mutual TLS on every cluster RPC, with the certificates below (`rebound local certs` makes a local CA and them).' },
+  'security.ssl.internal.enabled': { kind: 'boolean', default: 'false', description: 'Mutual TLS on every cluster RPC, with the certificates below (scripts/make-certs.sh makes a local CA and them).' },
   'security.ssl.internal.cert': { kind: 'string', default: '', description: 'PEM certificate of this process, signed by the cluster CA.' },
   'security.ssl.internal.key': { kind: 'string', default: '', description: 'PEM private key of security.ssl.internal.cert.' },
   'security.ssl.internal.ca': { kind: 'string', default: '', description: 'PEM certificate of the cluster CA that every peer certificate must be signed by.' },

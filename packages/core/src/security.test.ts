@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
@@ -61,6 +63,41 @@ describe('ClusterSecurity', () => {
         bad.close();
       }
       expect(handled).toBe(1);
+    } finally {
+      await shutdownServer(server);
+    }
+  });
+
+  it('with mutual TLS, serves only clients whose certificate the cluster CA signed', async () => {
+    const certs = join(dir, 'certs');
+    execFileSync('bash', [fileURLToPath(new URL('../../../scripts/make-certs.sh', import.meta.url)), certs]);
+    const strangers = join(dir, 'strangers');
+    execFileSync('bash', [fileURLToPath(new URL('../../../scripts/make-certs.sh', import.meta.url)), strangers]);
+    const tls = (d: string) =>
+      ClusterSecurity.fromConfig(
+        Configuration.of({
+          'security.ssl.internal.enabled': 'true',
+          'security.ssl.internal.ca': join(d, 'ca.pem'),
+          'security.ssl.internal.cert': join(d, 'cert.pem'),
+          'security.ssl.internal.key': join(d, 'key.pem'),
+        }),
+      );
+    const security = tls(certs);
+    const proto = loadProto();
+    const server = new grpc.Server(security.serverOptions());
+    server.addService(proto.Dispatcher.service, { ListJobs: handleUnary(() => ({ jobs: [] })) });
+    const port = await bindServer(server, '127.0.0.1', 0, security.serverCredentials());
+    try {
+      const good = new proto.Dispatcher(`127.0.0.1:${port}`, security.channelCredentials(), security.channelOptions());
+      expect(await unary(good, good.ListJobs, {}, 5_000)).toEqual({ jobs: [] });
+      good.close();
+      // Plain text, and TLS with a certificate of another CA: no connection at all.
+      for (const s of [ClusterSecurity.none(), tls(strangers)]) {
+        const bad = new proto.Dispatcher(`127.0.0.1:${port}`, s.channelCredentials(), s.channelOptions());
+        const err = await unary(bad, bad.ListJobs, {}, 3_000).then(() => undefined, (e: unknown) => fromServiceError(e));
+        expect(err?.code).toBe(ErrorCode.UNAVAILABLE);
+        bad.close();
+      }
     } finally {
       await shutdownServer(server);
     }

@@ -34,7 +34,7 @@ function readSecret(path: string): string {
 }
 
 function readPem(key: string, path: string): Buffer {
-  if (!path) throw new ConfigError(`${key} is not set; security.ssl.internal.enabled needs cert, key and ca (see 'rebound local certs')`);
+  if (!path) throw new ConfigError(`${key} is not set; security.ssl.internal.enabled needs cert, key and ca (scripts/make-certs.sh makes them)`);
   try {
     return readFileSync(path);
   } catch (err) {
