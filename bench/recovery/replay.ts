@@ -53,10 +53,10 @@ import {
 import { FileSystemJobEventStore, JobEventManager, type JobEventRecord } from '@rebound/event-store';
 import { decideParallelismAndInputs } from '@rebound/jobmaster';
 import { ExecutionGraph } from '../../packages/jobmaster/src/execution-graph.js';
-import { JobEventRecorder } from '../../packages/jobmaster/src/job-event-recorder.js';
-import { ReplayedJobState } from '../../packages/jobmaster/src/job-event-replay.js';
+import { JobEventRecorder } from '../../packages/jobmaster/src/recovery/job-event-recorder.js';
+import { ReplayedJobState } from '../../packages/jobmaster/src/recovery/job-event-replay.js';
 import { JobMaster } from '../../packages/jobmaster/src/job-master.js';
-import { PartitionReconciliation } from '../../packages/jobmaster/src/partition-reconciliation.js';
+import { PartitionReconciliation } from '../../packages/jobmaster/src/recovery/partition-reconciliation.js';
 import { SourceCoordinator } from '../../packages/jobmaster/src/source-coordinator.js';
 import { TaskManagerRegistry, type RegisteredTaskManager } from '../../packages/jobmaster/src/task-manager-registry.js';
 

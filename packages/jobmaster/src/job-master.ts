@@ -30,9 +30,9 @@ import {
 } from './execution-graph.js';
 import { decideParallelismAndInputs, type SubpartitionRange } from './parallelism-decider.js';
 import type { CrashPoints } from './crash-points.js';
-import { JobEventRecorder } from './job-event-recorder.js';
-import { ReplayedJobState } from './job-event-replay.js';
-import { PartitionReconciliation } from './partition-reconciliation.js';
+import { JobEventRecorder } from './recovery/job-event-recorder.js';
+import { ReplayedJobState } from './recovery/job-event-replay.js';
+import { PartitionReconciliation } from './recovery/partition-reconciliation.js';
 import { OperatorCoordinatorHolder } from './operator-coordinator-holder.js';
 import { SourceCoordinator } from './source-coordinator.js';
 import { applyCommit, sinkFinalFile, sinkTempFile, type CommitManifest } from './sink-committer.js';

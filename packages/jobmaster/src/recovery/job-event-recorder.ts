@@ -1,10 +1,10 @@
 import { errorMessage } from '@rebound/core';
 import type { Clock, Logger, OperatorCoordinatorSnapshot } from '@rebound/core';
 import type { JobEvent, JobEventManager } from '@rebound/event-store';
-import type { CrashPoints } from './crash-points.js';
-import type { ExecutionGraphListener, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
-import type { OperatorCoordinatorHolder } from './operator-coordinator-holder.js';
-import type { SourceCoordinator } from './source-coordinator.js';
+import type { CrashPoints } from '../crash-points.js';
+import type { ExecutionGraphListener, ExecutionJobVertex, ExecutionVertex } from '../execution-graph.js';
+import type { OperatorCoordinatorHolder } from '../operator-coordinator-holder.js';
+import type { SourceCoordinator } from '../source-coordinator.js';
 
 /**
  * Writes every recovery-relevant change of the ExecutionGraph to the JobEventStore
