@@ -6,6 +6,7 @@ import type { OperatorCoordinators } from './operator-coordinators.js';
 import { decideParallelismAndInputs, type SubpartitionRange } from './parallelism-decider.js';
 import type { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';
 import { sinkTempFile } from './sink-committer.js';
+import type { TaskExecutorGateway } from './task-executor-gateway.js';
 import type { RegisteredTaskManager } from './task-manager-registry.js';
 
 /** What the scheduler needs from the JobMaster it schedules for. */
@@ -39,6 +40,7 @@ export class AdaptiveBatchScheduler {
     private readonly host: SchedulingContext,
     private readonly jobGraph: JobGraph__Output,
     private readonly ctx: JobMasterContext,
+    private readonly gateway: TaskExecutorGateway,
     private readonly jobConfig: Configuration,
     private readonly coordinators: OperatorCoordinators,
     private readonly sinkTemps: Map<string, string>,
@@ -179,7 +181,7 @@ export class AdaptiveBatchScheduler {
     const tdd = this.deploymentDescriptor(ev);
     // The answer may come after this attempt was canceled or replaced: act on this attempt only.
     const id = attemptIdOf(ev);
-    this.ctx.registry.call(tm, (c) => c.DeployTask, tdd).then(
+    this.gateway.deployTask(tm, tdd).then(
       () => {
         this.ctx.crashPoints?.afterDeploy();
         if (ev.state === 'DEPLOYING' && ev.location?.task_manager_id === tm.id) this.graph.transition(ev, 'RUNNING');

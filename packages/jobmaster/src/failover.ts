@@ -5,6 +5,7 @@ import type { ExecutionGraph, ExecutionVertex, JobState } from './execution-grap
 import type { JobMasterContext } from './job-master.js';
 import type { OperatorCoordinators } from './operator-coordinators.js';
 import type { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';
+import type { TaskExecutorGateway } from './task-executor-gateway.js';
 
 /** What failover needs from the JobMaster. */
 export interface FailoverContext {
@@ -25,6 +26,7 @@ export class Failover {
   constructor(
     private readonly host: FailoverContext,
     private readonly ctx: JobMasterContext,
+    private readonly gateway: TaskExecutorGateway,
     private readonly coordinators: OperatorCoordinators,
     private readonly scheduler: AdaptiveBatchScheduler,
     private readonly restartStrategy: FixedDelayRestartBackoffTimeStrategy,
@@ -101,7 +103,7 @@ export class Failover {
     this.graph.transition(ev, 'CANCELED');
     if (!tm) return;
     this.ctx.registry.freeSlot(tm.id);
-    this.ctx.registry.call(tm, (c) => c.CancelTask, { epoch: this.ctx.epoch, execution: id }).catch((err: unknown) => {
+    this.gateway.cancelTask(tm, { epoch: this.ctx.epoch, execution: id }).catch((err: unknown) => {
       this.logger.warn({ err: errorMessage(err), taskManagerId: tm.id }, 'cancel failed');
     });
   }
@@ -116,7 +118,7 @@ export class Failover {
         if (!tm) continue;
         this.ctx.registry.freeSlot(tm.id);
         calls.push(
-          this.ctx.registry.call(tm, (c) => c.CancelTask, { epoch: this.ctx.epoch, execution: attemptIdOf(ev) }).catch((err: unknown) => {
+          this.gateway.cancelTask(tm, { epoch: this.ctx.epoch, execution: attemptIdOf(ev) }).catch((err: unknown) => {
             this.logger.warn({ err: errorMessage(err), taskManagerId: tm.id }, 'cancel failed');
           }),
         );

@@ -28,6 +28,7 @@ import { DefaultBatchJobRecoveryHandler } from './recovery/default-batch-job-rec
 import { DummyBatchJobRecoveryHandler } from './recovery/dummy-batch-job-recovery-handler.js';
 import { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';
 import { applyCommit, sinkFinalFile, type CommitManifest } from './sink-committer.js';
+import { RpcTaskExecutorGateway, type TaskExecutorGateway } from './task-executor-gateway.js';
 import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-registry.js';
 
 /** What the JobMaster needs from the leader process around it. */
@@ -37,6 +38,8 @@ export interface JobMasterContext {
   readonly address: string;
   readonly config: Configuration;
   readonly registry: TaskManagerRegistry;
+  /** How calls reach the TaskManagers; gRPC through `registry` unless a test stands in for them. */
+  readonly gateway?: TaskExecutorGateway;
   readonly logger: Logger;
   readonly clock: Clock;
   /** Persists the commit manifest before any file is renamed. */
@@ -92,10 +95,11 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     this.jobConfig = ctx.config.with(jobGraph.config);
     this.coordinators = new OperatorCoordinators(operators, this.logger, (reason) => void this.failJob(reason));
     this.restartStrategy = FixedDelayRestartBackoffTimeStrategy.fromConfig(this.jobConfig);
-    this.scheduler = new AdaptiveBatchScheduler(this, jobGraph, ctx, this.jobConfig, this.coordinators, this.sinkTemps, this.restartStrategy, this.logger);
-    this.failover = new Failover(this, ctx, this.coordinators, this.scheduler, this.restartStrategy, this.logger);
+    const gateway = ctx.gateway ?? new RpcTaskExecutorGateway(ctx.registry);
+    this.scheduler = new AdaptiveBatchScheduler(this, jobGraph, ctx, gateway, this.jobConfig, this.coordinators, this.sinkTemps, this.restartStrategy, this.logger);
+    this.failover = new Failover(this, ctx, gateway, this.coordinators, this.scheduler, this.restartStrategy, this.logger);
     if (ctx.events) {
-      this.recovery = new DefaultBatchJobRecoveryHandler(this, ctx.events, ctx, this.jobConfig, this.logger);
+      this.recovery = new DefaultBatchJobRecoveryHandler(this, ctx.events, ctx, gateway, this.jobConfig, this.logger);
     } else {
       const job = this;
       this.recovery = new DummyBatchJobRecoveryHandler({
@@ -104,7 +108,7 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
         get graph() {
           return job.graph;
         },
-        registry: ctx.registry,
+        gateway,
         logger: this.logger,
       });
     }

@@ -4,6 +4,7 @@ import type { SourceSplit } from '@rebound/api';
 import type { JobEventManager } from '@rebound/event-store';
 import type { ExecutionVertex } from '../execution-graph.js';
 import type { JobMasterContext } from '../job-master.js';
+import type { TaskExecutorGateway } from '../task-executor-gateway.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
 import type { BatchJobRecoveryContext, BatchJobRecoveryHandler } from './batch-job-recovery-handler.js';
 import { JobEventRecorder } from './job-event-recorder.js';
@@ -28,6 +29,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     private readonly context: BatchJobRecoveryContext,
     private readonly events: JobEventManager,
     private readonly leader: JobMasterContext,
+    private readonly gateway: TaskExecutorGateway,
     private readonly jobConfig: Configuration,
     private readonly logger: Logger,
   ) {
@@ -48,7 +50,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       get graph() {
         return context.graph;
       },
-      registry: leader.registry,
+      gateway,
       logger,
     };
   }
@@ -277,7 +279,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     }
     await Promise.all(
       [...release.values()].map(({ tm, ids }) =>
-        this.leader.registry.call(tm, (c) => c.ReleasePartitions, { epoch: this.leader.epoch, partitions: ids }).catch((err: unknown) =>
+        this.gateway.releasePartitions(tm, { epoch: this.leader.epoch, partitions: ids }).catch((err: unknown) =>
           this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'releasing unneeded partitions failed'),
         ),
       ),
@@ -305,8 +307,8 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   private askForPartitions(tm: RegisteredTaskManager): void {
     const rec = this.reconciliation;
     if (!rec) return;
-    this.leader.registry
-      .call(tm, (c) => c.GetAndRetainPartitionsWithMetrics, { epoch: this.leader.epoch, job_id: this.context.jobId })
+    this.gateway
+      .getAndRetainPartitionsWithMetrics(tm, { epoch: this.leader.epoch, job_id: this.context.jobId })
       .then(
         (res) => {
           if (this.reconciliation === rec) rec.add(tm, res.partitions);
@@ -330,8 +332,8 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   }
 
   private releaseJobOn(tm: RegisteredTaskManager): void {
-    this.leader.registry
-      .call(tm, (c) => c.DisconnectJob, { epoch: this.leader.epoch, job_id: this.context.jobId, release_partitions: true })
+    this.gateway
+      .disconnectJob(tm, { epoch: this.leader.epoch, job_id: this.context.jobId, release_partitions: true })
       .catch((err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'releasing retained partitions failed'));
   }
 

@@ -1,14 +1,15 @@
 import { errorMessage } from '@rebound/core';
 import type { Logger, PartitionWithMetrics__Output } from '@rebound/core';
 import type { ExecutionGraph } from '../execution-graph.js';
-import type { RegisteredTaskManager, TaskManagerRegistry } from '../task-manager-registry.js';
+import type { TaskExecutorGateway } from '../task-executor-gateway.js';
+import type { RegisteredTaskManager } from '../task-manager-registry.js';
 
 /** What releasing retained partitions of a job needs. */
 export interface RetainedPartitionsScope {
   readonly jobId: string;
   readonly epoch: number;
   readonly graph: ExecutionGraph;
-  readonly registry: TaskManagerRegistry;
+  readonly gateway: TaskExecutorGateway;
   readonly logger: Logger;
 }
 
@@ -25,15 +26,15 @@ export function releaseUntracked(scope: RetainedPartitionsScope, tm: RegisteredT
     });
   if (ids.length === 0) return;
   scope.logger.info({ taskManagerId: tm.id, partitions: ids.length }, 'releasing retained partitions reported after reconciliation');
-  scope.registry
-    .call(tm, (c) => c.ReleasePartitions, { epoch: scope.epoch, partitions: ids })
+  scope.gateway
+    .releasePartitions(tm, { epoch: scope.epoch, partitions: ids })
     .catch((err: unknown) => scope.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'releasing partitions failed'));
 }
 
 /** A TaskManager registered too late for reconciliation: whatever it kept of this job is of no use now. */
 export function releaseRetainedOfLateTaskManager(scope: RetainedPartitionsScope, tm: RegisteredTaskManager): void {
-  scope.registry
-    .call(tm, (c) => c.GetAndRetainPartitionsWithMetrics, { epoch: scope.epoch, job_id: scope.jobId })
+  scope.gateway
+    .getAndRetainPartitionsWithMetrics(tm, { epoch: scope.epoch, job_id: scope.jobId })
     .then(
       (res) => releaseUntracked(scope, tm, res.partitions),
       (err: unknown) => scope.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'asking for retained partitions failed'),
