@@ -133,8 +133,7 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
    */
   async start(takeover = false): Promise<void> {
     try {
-      await this.recovery.initialize();
-      if (takeover && (await this.recovery.needRecover())) {
+      if (await this.recovery.initialize(takeover)) {
         this.state = 'RECONCILING';
         await this.recovery.startRecovering();
       }

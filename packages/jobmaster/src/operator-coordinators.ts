@@ -12,9 +12,9 @@ import { SourceCoordinator } from './source-coordinator.js';
  * that was recovered as finished reruns all its subtasks when any one of them must rerun.
  */
 export class OperatorCoordinators {
-  readonly sources = new Map<string, SourceCoordinator>();
+  private readonly sources = new Map<string, SourceCoordinator>();
   /** User coordinators by vertex id. */
-  readonly user = new Map<string, OperatorCoordinatorHolder[]>();
+  private readonly user = new Map<string, OperatorCoordinatorHolder[]>();
   /** Vertices without batch snapshots recovered as finished: any reset of one subtask resets all. */
   private readonly restartAllOnReset = new Set<string>();
 
@@ -31,6 +31,16 @@ export class OperatorCoordinators {
 
   userOf(vertexId: string): readonly OperatorCoordinatorHolder[] {
     return this.user.get(vertexId) ?? [];
+  }
+
+  /** Source coordinators by vertex id. */
+  sourceEntries(): IterableIterator<[string, SourceCoordinator]> {
+    return this.sources.entries();
+  }
+
+  /** User coordinators by vertex id. */
+  userEntries(): IterableIterator<[string, readonly OperatorCoordinatorHolder[]]> {
+    return this.user.entries();
   }
 
   sourceOperator(ejv: ExecutionJobVertex): Extract<Transformation, { kind: 'source' }> {

@@ -30,10 +30,12 @@ export interface BatchJobRecoveryContext {
  * back to a restart from scratch when the log cannot be used.
  */
 export interface BatchJobRecoveryHandler {
-  /** Starts the job's event log (a new file of this leader; earlier files stay readable). */
-  initialize(): Promise<void>;
-  /** Whether earlier leaders left events to recover from. */
-  needRecover(): Promise<boolean>;
+  /**
+   * Starts the job's event log (a new file of this leader; earlier files stay readable). Returns
+   * whether to recover: on a `takeover` when earlier leaders left events. Otherwise recording
+   * starts now; when recovering, it starts once the graph holds what the log already says.
+   */
+  initialize(takeover: boolean): Promise<boolean>;
   /**
    * Replays the events into the graph and coordinators, reconciles partitions, and resets what
    * was lost. Returns false when it fell back to a restart from scratch.

@@ -35,15 +35,13 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   ) {
     this.recorder = new JobEventRecorder(
       events,
-      context.coordinators.sources,
-      context.coordinators.user,
+      context.coordinators,
       (ev) => context.sinkTemps.get(ev.key) ?? '',
       jobConfig.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
       leader.clock,
       logger,
       leader.crashPoints,
     );
-    context.graph.addListener(this.recorder);
     this.scope = {
       jobId: context.jobId,
       epoch: leader.epoch,
@@ -55,12 +53,16 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     };
   }
 
-  async initialize(): Promise<void> {
+  async initialize(takeover: boolean): Promise<boolean> {
     await this.events.start();
+    if (takeover && (await this.events.hasJobEvents())) return true;
+    this.startRecording();
+    return false;
   }
 
-  needRecover(): Promise<boolean> {
-    return this.events.hasJobEvents();
+  /** The recorder listens to the current graph: from now on its changes go to the log. */
+  private startRecording(): void {
+    this.context.graph.addListener(this.recorder);
   }
 
   /**
@@ -119,8 +121,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     await this.events.stop(true);
     await this.events.start();
     await this.context.restartFromScratch();
-    this.recorder.muted = false;
-    this.context.graph.addListener(this.recorder);
+    this.startRecording();
     for (const tm of this.context.taskManagers()) this.releaseJobOn(tm);
     await this.addRecoveryReport(report);
     return false;
@@ -136,43 +137,38 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   private async applyReplay(replayed: ReplayedJobState, report: RecoveryReport): Promise<void> {
     const graph = this.context.graph;
     const coordinators = this.context.coordinators;
-    let dropped = 0;
-    const recorder = this.recorder;
-    recorder.muted = true;
-    try {
-      for (const ejv of graph.vertices) {
-        const init = replayed.initialized.get(ejv.id);
-        if (!init) continue;
-        const ranges = init.inputs.map((i) => i.subtask_ranges.map((r) => ({ start: r.start, end: r.end })));
-        if (ejv.isSource) coordinators.createSource(ejv, init.parallelism);
-        graph.initializeVertex(ejv, init.parallelism, ranges, ejv.jobVertex.parallelism === 0);
-        await coordinators.createUserCoordinators(ejv, false);
-      }
-      dropped = this.dropFinishedNotCoveredByCoordinators(replayed);
-      for (const e of replayed.finished.values()) {
-        const ev = graph.executionVertex(e.vertex_id, e.subtask);
-        if (!ev) throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `finished event for unknown subtask ${e.vertex_id}#${e.subtask}`);
-        ev.attempt = e.attempt;
-        ev.attemptEpoch = e.attempt_epoch;
-        if (e.sink_temp_file) this.context.sinkTemps.set(ev.key, e.sink_temp_file);
-        graph.markFinished(
-          ev,
-          e.location ?? { task_manager_id: '', address: '' },
-          e.io_metrics ?? { records_in: 0, records_out: 0, bytes_in: 0, bytes_out: 0, subpartition_bytes: [] },
-          e.finished_at_ms,
-        );
-      }
-      // Unfinished subtasks get attempt numbers no earlier attempt used.
-      for (const ev of graph.allExecutionVertices()) {
-        if (ev.state !== 'FINISHED') ev.attempt = (replayed.maxAttempt.get(ev.key) ?? -1) + 1;
-      }
-      report.executions_recovered = replayed.finished.size;
-    } finally {
-      recorder.muted = false;
+    // What the log says goes into the graph before the recorder listens: it is in the log already.
+    for (const ejv of graph.vertices) {
+      const init = replayed.initialized.get(ejv.id);
+      if (!init) continue;
+      const ranges = init.inputs.map((i) => i.subtask_ranges.map((r) => ({ start: r.start, end: r.end })));
+      if (ejv.isSource) coordinators.createSource(ejv, init.parallelism);
+      graph.initializeVertex(ejv, init.parallelism, ranges, ejv.jobVertex.parallelism === 0);
+      await coordinators.createUserCoordinators(ejv, false);
     }
+    const dropped = this.dropFinishedNotCoveredByCoordinators(replayed);
+    for (const e of replayed.finished.values()) {
+      const ev = graph.executionVertex(e.vertex_id, e.subtask);
+      if (!ev) throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `finished event for unknown subtask ${e.vertex_id}#${e.subtask}`);
+      ev.attempt = e.attempt;
+      ev.attemptEpoch = e.attempt_epoch;
+      if (e.sink_temp_file) this.context.sinkTemps.set(ev.key, e.sink_temp_file);
+      graph.markFinished(
+        ev,
+        e.location ?? { task_manager_id: '', address: '' },
+        e.io_metrics ?? { records_in: 0, records_out: 0, bytes_in: 0, bytes_out: 0, subpartition_bytes: [] },
+        e.finished_at_ms,
+      );
+    }
+    // Unfinished subtasks get attempt numbers no earlier attempt used.
+    for (const ev of graph.allExecutionVertices()) {
+      if (ev.state !== 'FINISHED') ev.attempt = (replayed.maxAttempt.get(ev.key) ?? -1) + 1;
+    }
+    report.executions_recovered = replayed.finished.size;
+    this.startRecording();
 
     let reset = 0;
-    for (const [vertexId, coordinator] of coordinators.sources) {
+    for (const [vertexId, coordinator] of coordinators.sourceEntries()) {
       const ejv = graph.vertex(vertexId);
       const finishedEvents = replayed.finishedOf(vertexId);
       const attempts = new Map(ejv.vertices.map((ev) => [ev.subtask, ev.attempt]));
@@ -197,7 +193,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
         for (const ev of ejv.vertices) coordinator.setAttempt(ev.subtask, ev.attempt);
       }
     }
-    for (const [vertexId, holders] of coordinators.user) {
+    for (const [vertexId, holders] of coordinators.userEntries()) {
       const ejv = graph.vertex(vertexId);
       for (const h of holders) {
         if (h.supportsBatchSnapshot()) {
@@ -220,7 +216,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
    */
   private dropFinishedNotCoveredByCoordinators(replayed: ReplayedJobState): number {
     let dropped = 0;
-    for (const [vertexId, holders] of this.context.coordinators.user) {
+    for (const [vertexId, holders] of this.context.coordinators.userEntries()) {
       for (const h of holders) if (h.supportsBatchSnapshot()) dropped += replayed.dropFinishedAfterSnapshot(vertexId, h.operatorId);
       const parallelism = replayed.initialized.get(vertexId)?.parallelism ?? 0;
       const unfinished = replayed.finishedOf(vertexId).length < parallelism;

@@ -11,9 +11,7 @@ export class DummyBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
 
   constructor(private readonly scope: RetainedPartitionsScope) {}
 
-  async initialize(): Promise<void> {}
-
-  async needRecover(): Promise<boolean> {
+  async initialize(): Promise<boolean> {
     return false;
   }
 
