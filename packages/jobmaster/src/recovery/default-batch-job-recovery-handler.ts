@@ -166,6 +166,11 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     }
     report.executions_recovered = replayed.finished.size;
     this.startRecording();
+    // The log still says they finished. Unless it also says they were reset, a later leader keeps
+    // them once a newer snapshot follows their finished events in the log, and their output (ids
+    // the coordinator has since handed out again) comes back next to their reruns.
+    const droppedExecutions = replayed.dropped.map((e) => graph.executionVertex(e.vertex_id, e.subtask)!);
+    if (droppedExecutions.length > 0) this.recorder.onExecutionsReset(droppedExecutions);
 
     let reset = 0;
     for (const [vertexId, coordinator] of coordinators.sourceEntries()) {
