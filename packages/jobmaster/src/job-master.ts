@@ -101,16 +101,7 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     if (ctx.events) {
       this.recovery = new DefaultBatchJobRecoveryHandler(this, ctx.events, ctx, gateway, this.jobConfig, this.logger);
     } else {
-      const job = this;
-      this.recovery = new DummyBatchJobRecoveryHandler({
-        jobId: jobGraph.job_id,
-        epoch: ctx.epoch,
-        get graph() {
-          return job.graph;
-        },
-        gateway,
-        logger: this.logger,
-      });
+      this.recovery = new DummyBatchJobRecoveryHandler(this, ctx.epoch, gateway, this.logger);
     }
   }
 

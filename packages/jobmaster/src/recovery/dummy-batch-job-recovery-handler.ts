@@ -1,5 +1,7 @@
+import type { Logger } from '@rebound/core';
+import type { TaskExecutorGateway } from '../task-executor-gateway.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
-import type { BatchJobRecoveryHandler } from './batch-job-recovery-handler.js';
+import type { BatchJobRecoveryContext, BatchJobRecoveryHandler } from './batch-job-recovery-handler.js';
 import { releaseRetainedOfLateTaskManager, type RetainedPartitionsScope } from './retained-partitions.js';
 
 /**
@@ -8,8 +10,19 @@ import { releaseRetainedOfLateTaskManager, type RetainedPartitionsScope } from '
  */
 export class DummyBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   private running = false;
+  private readonly scope: RetainedPartitionsScope;
 
-  constructor(private readonly scope: RetainedPartitionsScope) {}
+  constructor(context: BatchJobRecoveryContext, epoch: number, gateway: TaskExecutorGateway, logger: Logger) {
+    this.scope = {
+      jobId: context.jobId,
+      epoch,
+      get graph() {
+        return context.graph;
+      },
+      gateway,
+      logger,
+    };
+  }
 
   async initialize(): Promise<boolean> {
     return false;
