@@ -53,10 +53,11 @@ import {
 import { FileSystemJobEventStore, JobEventManager, type JobEventRecord } from '@rebound/event-store';
 import { decideParallelismAndInputs } from '@rebound/jobmaster';
 import { ExecutionGraph } from '../../packages/jobmaster/src/execution-graph.js';
-import { JobEventRecorder } from '../../packages/jobmaster/src/job-event-recorder.js';
-import { ReplayedJobState } from '../../packages/jobmaster/src/job-event-replay.js';
+import { JobEventRecorder } from '../../packages/jobmaster/src/recovery/job-event-recorder.js';
+import { ReplayedJobState } from '../../packages/jobmaster/src/recovery/job-event-replay.js';
 import { JobMaster } from '../../packages/jobmaster/src/job-master.js';
-import { PartitionReconciliation } from '../../packages/jobmaster/src/partition-reconciliation.js';
+import { OperatorCoordinators } from '../../packages/jobmaster/src/operator-coordinators.js';
+import { PartitionReconciliation } from '../../packages/jobmaster/src/recovery/partition-reconciliation.js';
 import { SourceCoordinator } from '../../packages/jobmaster/src/source-coordinator.js';
 import { TaskManagerRegistry, type RegisteredTaskManager } from '../../packages/jobmaster/src/task-manager-registry.js';
 
@@ -200,17 +201,18 @@ async function writeFixture(opts: ReplayBenchOptions, baseDir: string): Promise<
   const events = new JobEventManager(store, simClock);
   await events.start();
   const executionGraph = new ExecutionGraph(graph);
-  const coordinators = new Map<string, SourceCoordinator>();
-  const recorder = new JobEventRecorder(events, coordinators, new Map(), () => '', config.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'), simClock, silentLogger());
+  const coordinators = new OperatorCoordinators(built.operators, silentLogger(), (reason) => {
+    throw new Error(reason);
+  });
+  const recorder = new JobEventRecorder(events, coordinators, () => '', config.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'), simClock, silentLogger());
   executionGraph.addListener(recorder);
 
   const source = executionGraph.vertex(SOURCE_VERTEX);
   const consumer = source.consumers[0]!;
   const op = built.operators.get(SOURCE_OP);
   if (!op || op.kind !== 'source') throw new Error('the bench job has no source op-1');
-  const coordinator = new SourceCoordinator(op.id, source.name, op.source, opts.executions, silentLogger());
+  const coordinator = coordinators.createSource(source, opts.executions);
   await coordinator.start();
-  coordinators.set(source.id, coordinator);
   const maxParallelism = config.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism');
   const subpartitions = executionGraph.numSubpartitionsFor(source, maxParallelism);
 

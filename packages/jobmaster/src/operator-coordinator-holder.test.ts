@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode, ReboundError, silentLogger, type JobGraph__Output } from '@rebound/core';
 import type { OperatorCoordinator, OperatorCoordinatorProvider } from '@rebound/api';
 import type { JobEventRecord } from '@rebound/event-store';
-import { ReplayedJobState } from './job-event-replay.js';
+import { ReplayedJobState } from './recovery/job-event-replay.js';
 import { OperatorCoordinatorHolder } from './operator-coordinator-holder.js';
 
 class Counter implements OperatorCoordinator<{ add: number }, number, { total: number }> {

@@ -1,10 +1,9 @@
 import { errorMessage } from '@rebound/core';
 import type { Clock, Logger, OperatorCoordinatorSnapshot } from '@rebound/core';
 import type { JobEvent, JobEventManager } from '@rebound/event-store';
-import type { CrashPoints } from './crash-points.js';
-import type { ExecutionGraphListener, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
-import type { OperatorCoordinatorHolder } from './operator-coordinator-holder.js';
-import type { SourceCoordinator } from './source-coordinator.js';
+import type { CrashPoints } from '../crash-points.js';
+import type { ExecutionGraphListener, ExecutionJobVertex, ExecutionVertex } from '../execution-graph.js';
+import type { OperatorCoordinators } from '../operator-coordinators.js';
 
 /**
  * Writes every recovery-relevant change of the ExecutionGraph to the JobEventStore
@@ -23,8 +22,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
 
   constructor(
     private readonly events: JobEventManager,
-    private readonly coordinators: ReadonlyMap<string, SourceCoordinator>,
-    private readonly userCoordinators: ReadonlyMap<string, readonly OperatorCoordinatorHolder[]>,
+    private readonly coordinators: OperatorCoordinators,
     private readonly sinkTempFileOf: (ev: ExecutionVertex) => string,
     private readonly snapshotMinPauseMs: number,
     private readonly clock: Clock,
@@ -34,11 +32,9 @@ export class JobEventRecorder implements ExecutionGraphListener {
 
   /** False once the store stopped for good (write failure or fenced); the job keeps running. */
   enabled = true;
-  /** Set while replayed state is applied: those changes are already in the log. */
-  muted = false;
 
   private write(type: JobEvent['type'], fn: () => void): void {
-    if (this.muted || !this.enabled || !this.events.isRunning()) return;
+    if (!this.enabled || !this.events.isRunning()) return;
     try {
       this.crashPoints?.beforeEvent(type);
       fn();
@@ -66,12 +62,11 @@ export class JobEventRecorder implements ExecutionGraphListener {
   }
 
   onExecutionFinished(ev: ExecutionVertex): void {
-    if (this.muted) return;
     const ejv = ev.jobVertex;
     const vertexFinished = ejv.isFinished();
     const increments: OperatorCoordinatorSnapshot[] = [];
     const snapshots: OperatorCoordinatorSnapshot[] = [];
-    const coordinator = this.coordinators.get(ejv.id);
+    const coordinator = this.coordinators.source(ejv.id);
     if (coordinator) {
       increments.push({ operator_id: coordinator.operatorId, state: coordinator.increment(ev.subtask) });
       const now = this.clock.now();
@@ -83,7 +78,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
         }
       }
     }
-    for (const h of this.userCoordinators.get(ejv.id) ?? []) {
+    for (const h of this.coordinators.userOf(ejv.id)) {
       if (!h.supportsBatchSnapshot()) continue;
       const now = this.clock.now();
       if (!vertexFinished && now - (this.lastUserSnapshotAtMs.get(h.operatorId) ?? -Infinity) < this.snapshotMinPauseMs) continue;

@@ -1,6 +1,6 @@
 import { partitionKey } from '@rebound/core';
 import type { PartitionWithMetrics__Output } from '@rebound/core';
-import type { RegisteredTaskManager } from './task-manager-registry.js';
+import type { RegisteredTaskManager } from '../task-manager-registry.js';
 
 export interface ReportedPartition {
   readonly key: string;

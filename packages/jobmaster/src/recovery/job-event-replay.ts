@@ -15,6 +15,8 @@ export class ReplayedJobState {
   readonly maxAttempt = new Map<string, number>();
   /** Newest full snapshot per coordinator (operator id). */
   readonly snapshots = new Map<string, Uint8Array>();
+  /** Finished executions `dropFinishedAfterSnapshot` forgot: they must be recorded as reset. */
+  readonly dropped: ExecutionVertexFinishedEvent__Output[] = [];
   /** Number of the event that finished each kept execution, and that carried each newest snapshot. */
   private readonly finishedSeq = new Map<string, number>();
   private readonly snapshotSeq = new Map<string, number>();
@@ -75,6 +77,7 @@ export class ReplayedJobState {
     for (const [key, e] of this.finished) {
       if (e.vertex_id !== vertexId || this.finishedSeq.get(key)! <= covered) continue;
       this.finished.delete(key);
+      this.dropped.push(e);
       dropped++;
     }
     return dropped;

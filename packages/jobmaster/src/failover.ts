@@ -1,0 +1,129 @@
+import { attemptKey, errorMessage, partitionKey } from '@rebound/core';
+import type { ExecutionAttemptId__Output, Logger, ResultPartitionId__Output } from '@rebound/core';
+import { attemptIdOf, type AdaptiveBatchScheduler } from './adaptive-batch-scheduler.js';
+import type { ExecutionGraph, ExecutionVertex, JobState } from './execution-graph.js';
+import type { JobMasterContext } from './job-master.js';
+import type { OperatorCoordinators } from './operator-coordinators.js';
+import type { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';
+import type { TaskExecutorGateway } from './task-executor-gateway.js';
+
+/** What failover needs from the JobMaster. */
+export interface FailoverContext {
+  readonly jobId: string;
+  readonly graph: ExecutionGraph;
+  readonly state: JobState;
+  failJob(reason: string): Promise<void>;
+  /** The execution vertex whose *current* attempt is `id`; stale attempts give undefined. */
+  currentAttempt(id: ExecutionAttemptId__Output | null): ExecutionVertex | undefined;
+}
+
+/**
+ * Task failover: a failed task restarts alone (Flink's region of one task, all exchanges being
+ * blocking), together with the producer of a partition it could not find; the restart strategy
+ * bounds how often.
+ */
+export class Failover {
+  constructor(
+    private readonly host: FailoverContext,
+    private readonly ctx: JobMasterContext,
+    private readonly gateway: TaskExecutorGateway,
+    private readonly coordinators: OperatorCoordinators,
+    private readonly scheduler: AdaptiveBatchScheduler,
+    private readonly restartStrategy: FixedDelayRestartBackoffTimeStrategy,
+    private readonly logger: Logger,
+  ) {}
+
+  private get graph(): ExecutionGraph {
+    return this.host.graph;
+  }
+
+  /**
+   * A task attempt failed. Restart it (and, for a lost partition, its producer), bounded by the
+   * restart strategy.
+   */
+  failExecution(id: ExecutionAttemptId__Output, reason: string, missingPartition?: ResultPartitionId__Output): void {
+    const ev = this.host.currentAttempt(id);
+    if (!ev || this.host.state !== 'RUNNING') return;
+    if (ev.state !== 'DEPLOYING' && ev.state !== 'RUNNING' && ev.state !== 'SCHEDULED') return;
+    if (ev.location) this.ctx.registry.freeSlot(ev.location.task_manager_id);
+    this.graph.transition(ev, 'FAILED');
+    this.logger.warn({ execution: attemptKey(id), reason }, 'task failed');
+    const toReset: ExecutionVertex[] = [ev];
+    if (missingPartition) {
+      const producer = this.graph.executionVertex(missingPartition.vertex_id, missingPartition.subtask);
+      const sameAttempt = producer !== undefined && producer.attempt === missingPartition.attempt && producer.attemptEpoch === missingPartition.epoch;
+      if (sameAttempt && producer.state === 'FINISHED') {
+        this.logger.warn({ partition: partitionKey({ ...missingPartition, job_id: this.host.jobId }) }, 'partition lost; its producer reruns');
+        toReset.push(producer);
+      }
+    }
+    this.restartTasks(toReset, reason);
+  }
+
+  /** A TaskManager is gone: its running tasks failed, and finished partitions on it are lost. */
+  onTaskManagerLost(tmId: string, reason: string): void {
+    if (this.host.state !== 'RUNNING') return;
+    const toReset: ExecutionVertex[] = [];
+    for (const ev of this.graph.allExecutionVertices()) {
+      if (ev.location?.task_manager_id !== tmId) continue;
+      if (ev.state === 'DEPLOYING' || ev.state === 'RUNNING') {
+        this.graph.transition(ev, 'FAILED');
+        toReset.push(ev);
+      } else if (ev.state === 'FINISHED' && ev.jobVertex.consumers.some((c) => !c.isFinished())) {
+        toReset.push(ev);
+      }
+    }
+    if (toReset.length > 0) this.restartTasks(toReset, `TaskManager ${tmId} lost: ${reason}`);
+  }
+
+  private restartTasks(failed: ExecutionVertex[], reason: string): void {
+    const evs = this.coordinators.withWholeSources(failed);
+    for (const ev of evs) {
+      if (ev.state === 'RUNNING' || ev.state === 'DEPLOYING') this.cancelAttempt(ev);
+    }
+    if (!this.restartStrategy.canRestart()) {
+      void this.host.failJob(`restart strategy exhausted after ${this.restartStrategy.maxRestarts} restarts; last failure: ${reason}`);
+      return;
+    }
+    this.restartStrategy.notifyRestart();
+    const notBefore = this.ctx.clock.now() + this.restartStrategy.delayMs;
+    this.coordinators.notifyOfReset(evs);
+    this.graph.resetForNewExecutions(evs);
+    this.coordinators.afterSourceResets(this.graph, evs);
+    this.scheduler.delayRestart(evs, notBefore);
+    this.logger.info({ tasks: evs.map((e) => e.key), restarts: this.restartStrategy.restarts }, 'restarting tasks');
+    this.ctx.onSlotsFreed();
+    this.scheduler.schedule();
+  }
+
+  /** Cancels one running attempt (its result is no longer wanted). */
+  private cancelAttempt(ev: ExecutionVertex): void {
+    const tm = ev.location ? this.ctx.registry.get(ev.location.task_manager_id) : undefined;
+    const id = attemptIdOf(ev);
+    this.graph.transition(ev, 'CANCELED');
+    if (!tm) return;
+    this.ctx.registry.freeSlot(tm.id);
+    this.gateway.cancelTask(tm, { epoch: this.ctx.epoch, execution: id }).catch((err: unknown) => {
+      this.logger.warn({ err: errorMessage(err), taskManagerId: tm.id }, 'cancel failed');
+    });
+  }
+
+  /** Cancels every running attempt: the job failed or is canceled. */
+  async cancelRunningTasks(): Promise<void> {
+    const calls: Promise<unknown>[] = [];
+    for (const ev of this.graph.allExecutionVertices()) {
+      if ((ev.state === 'DEPLOYING' || ev.state === 'RUNNING') && ev.location) {
+        const tm = this.ctx.registry.get(ev.location.task_manager_id);
+        this.graph.transition(ev, 'CANCELED');
+        if (!tm) continue;
+        this.ctx.registry.freeSlot(tm.id);
+        calls.push(
+          this.gateway.cancelTask(tm, { epoch: this.ctx.epoch, execution: attemptIdOf(ev) }).catch((err: unknown) => {
+            this.logger.warn({ err: errorMessage(err), taskManagerId: tm.id }, 'cancel failed');
+          }),
+        );
+      }
+    }
+    await Promise.all(calls);
+  }
+}
