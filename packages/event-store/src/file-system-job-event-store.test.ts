@@ -13,7 +13,7 @@ import { jobEventsDir, listEventFiles } from './format.js';
 import { JOB_EVENT_TYPES, type JobEvent, type JobEventRecord } from './job-event.js';
 import { JobEventLogReader } from './job-event-log-reader.js';
 import { jobEventStoreSettings } from './options.js';
-import { ManualClock } from './scheduler.js';
+import { ManualClock } from './flush-timer.js';
 import { SAMPLE_JOB_ID, finishedEvent, initializedEvent, resetEvent, sampleJobEvents } from './test-fixtures.js';
 
 let haDir: string;
@@ -40,7 +40,7 @@ function newStore(epoch: number, extra: Partial<FileSystemJobEventStoreOptions> 
     currentLeaderEpoch: () => leaderEpoch,
     jobMasterId: `jm-${epoch}`,
     clock,
-    scheduler: clock,
+    flushTimer: clock,
     ...extra,
   });
 }
