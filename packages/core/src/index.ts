@@ -9,3 +9,4 @@ export * from './lifecycle.js';
 export * from './atomic-file.js';
 export * from './subpartition-bytes.js';
 export * from './types.js';
+export * from './job-state.js';

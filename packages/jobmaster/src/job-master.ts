@@ -1,4 +1,4 @@
-import { ErrorCode, ReboundError, attemptKey, errorMessage, partitionKey } from '@rebound/core';
+import { ErrorCode, ReboundError, TERMINAL_JOB_STATES, attemptKey, errorMessage, partitionKey, type JobState } from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -21,13 +21,7 @@ import type {
 } from '@rebound/core';
 import type { SourceSplit, Transformation } from '@rebound/api';
 import type { JobEventManager } from '@rebound/event-store';
-import {
-  ExecutionGraph,
-  TERMINAL_JOB_STATES,
-  type ExecutionJobVertex,
-  type ExecutionVertex,
-  type JobState,
-} from './execution-graph.js';
+import { ExecutionGraph, type ExecutionJobVertex, type ExecutionVertex } from './execution-graph.js';
 import { decideParallelismAndInputs, type SubpartitionRange } from './parallelism-decider.js';
 import type { CrashPoints } from './crash-points.js';
 import { JobEventRecorder } from './job-event-recorder.js';
