@@ -10,3 +10,4 @@ export * from './atomic-file.js';
 export * from './subpartition-bytes.js';
 export * from './types.js';
 export * from './job-state.js';
+export * from './crc32c.js';

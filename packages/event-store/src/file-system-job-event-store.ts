@@ -2,6 +2,7 @@ import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   IllegalStateError,
+  crc32c,
   ReboundError,
   errorMessage,
   fsyncDir,
@@ -11,7 +12,6 @@ import {
   type Configuration,
   type Logger,
 } from '@rebound/core';
-import { crc32c } from './crc32c.js';
 import { JobEventStoreFailedError, JobEventStoreFencedError } from './errors.js';
 import {
   CRC_BYTES,

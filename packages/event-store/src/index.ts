@@ -7,7 +7,6 @@ export * from './dump.js';
 export * from './errors.js';
 export * from './options.js';
 export * from './flush-timer.js';
-export { crc32c } from './crc32c.js';
 export {
   FILE_FORMAT_VERSION,
   PAYLOAD_VERSION,

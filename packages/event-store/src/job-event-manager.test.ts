@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { crc32c } from './crc32c.js';
+import { crc32c } from '@rebound/core';
 import { FileSystemJobEventStore } from './file-system-job-event-store.js';
 import { jobEventsDir } from './format.js';
 import type { JobEventRecord } from './job-event.js';
