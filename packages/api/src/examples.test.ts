@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildJob, loadJobModule } from './index.js';
 import { runLocally } from './testing/run-locally.js';
-import { charge, customer, discountedPrice, formatJoined, formatQ1, lineItem, order, type Q1Acc } from '../../../examples/data.js';
+import { charge, customer, discountedPrice, formatJoined, formatQ1, lineItem, order, type Q1Acc } from '@rebound/example-support';
 
 const examples = resolve(import.meta.dirname, '../../../examples');
 
