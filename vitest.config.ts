@@ -6,7 +6,8 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['packages/*/src/**/*.test.ts'],
+          // examples/: each example run on the single-process reference interpreter.
+          include: ['packages/*/src/**/*.test.ts', 'examples/**/*.test.ts'],
           testTimeout: 20_000,
         },
       },

@@ -8,8 +8,7 @@
  *   --split-size K    rows per source split (default 100000)
  */
 import { defineJob } from '@rebound/api';
-import { intOption, parseOptions, required } from './args.js';
-import { customer, formatJoined, order } from './data.js';
+import { intOption, parseOptions, required, customer, formatJoined, order } from '@rebound/example-support';
 
 const USAGE = 'join --orders N --customers M --output DIR [--seed S] [--split-size K]';
 

@@ -9,11 +9,10 @@
  *   --seed S          generator seed (default 42)
  *   --split-size K    rows per source split (default 100000)
  *   --parallelism P   parallelism of the source (default: the number of splits)
- * Rows are a pure function of (seed, index) (examples/data.ts), money is integer cents.
+ * Rows are a pure function of (seed, index) (@rebound/example-support), money is integer cents.
  */
 import { defineJob } from '@rebound/api';
-import { intOption, parseOptions, required } from './args.js';
-import { formatQ1, lineItem, mergeQ1, q1Acc, Q1_SHIP_DATE_CUTOFF } from './data.js';
+import { intOption, parseOptions, required, formatQ1, lineItem, mergeQ1, q1Acc, Q1_SHIP_DATE_CUTOFF } from '@rebound/example-support';
 
 const USAGE = 'tpch-q1 --rows N --output DIR [--seed S] [--split-size K] [--parallelism P]';
 

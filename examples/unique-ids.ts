@@ -14,7 +14,7 @@
  * it, so no id is ever handed out twice.
  */
 import { defineJob, type OperatorCoordinator, type OperatorCoordinatorProvider, type ProcessContext, type ProcessFunction } from '@rebound/api';
-import { intOption, parseOptions, required } from './args.js';
+import { intOption, parseOptions, required } from '@rebound/example-support';
 
 const USAGE = 'unique-ids --input PATH --output DIR [--block-size N] [--record-delay-ms N] [--parallelism P]';
 

@@ -9,8 +9,7 @@
  * Words are maximal runs of Unicode letters or digits, lower-cased.
  */
 import { defineJob } from '@rebound/api';
-import { intOption, parseOptions, required } from './args.js';
-import { wordsOf } from './data.js';
+import { intOption, parseOptions, required, wordsOf } from '@rebound/example-support';
 
 const USAGE = 'wordcount --input PATH --output DIR [--record-delay-ms N] [--parallelism P]';
 

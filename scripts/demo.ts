@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { ClusterClient, jobStatusToJson } from '@rebound/cli';
-import { wordsOf } from '../examples/data.js';
+import { wordsOf } from '@rebound/example-support';
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');

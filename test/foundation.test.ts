@@ -1,7 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { customer, formatJoined, formatQ1, lineItem, mergeQ1, order, q1Acc, Q1_SHIP_DATE_CUTOFF, type Q1Acc } from '../examples/data.js';
+import { customer, formatJoined, formatQ1, lineItem, mergeQ1, order, q1Acc, Q1_SHIP_DATE_CUTOFF, type Q1Acc } from '@rebound/example-support';
 import { expectedNumbered } from './fixtures/numbered-source.js';
 import { LocalCluster, suiteFailed, type TaskEvent } from './harness.js';
 import { diffMaps, makeTempDir, readSinkLines, readSinkOutput } from './util.js';

@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { FileSystemJobEventStore, JobEventManager, type JobEvent } from '@rebound/event-store';
-import { SAMPLE_JOB_ID, sampleJobEvents } from '../../packages/event-store/src/test-fixtures.js';
+import { SAMPLE_JOB_ID, sampleJobEvents } from '@rebound/event-store/testing';
 
 const { values } = parseArgs({
   options: {

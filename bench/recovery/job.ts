@@ -12,7 +12,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RangeGeneratorSource, defineJob, type RangeSplit, type SourceReader } from '@rebound/api';
-import { intOption, parseOptions, required } from '../../examples/args.js';
+import { intOption, parseOptions, required } from '@rebound/example-support';
 
 const USAGE =
   'recovery-bench --output DIR [--splits 200] [--rows-per-split 100] [--record-delay-ms 3] [--batch 10] [--keys 1000] [--keys2 50] [--p1 8] [--p2 4]';

@@ -51,15 +51,18 @@ import {
   type RecoveryReport,
 } from '@rebound/core';
 import { FileSystemJobEventStore, JobEventManager, type JobEventRecord } from '@rebound/event-store';
-import { decideParallelismAndInputs } from '@rebound/jobmaster';
-import { ExecutionGraph } from '../../packages/jobmaster/src/execution-graph.js';
-import { JobEventRecorder } from '../../packages/jobmaster/src/recovery/job-event-recorder.js';
-import { ReplayedJobState } from '../../packages/jobmaster/src/recovery/job-event-replay.js';
-import { JobMaster } from '../../packages/jobmaster/src/job-master.js';
-import { OperatorCoordinators } from '../../packages/jobmaster/src/operator-coordinators.js';
-import { PartitionReconciliation } from '../../packages/jobmaster/src/recovery/partition-reconciliation.js';
-import { SourceCoordinator } from '../../packages/jobmaster/src/source-coordinator.js';
-import { TaskManagerRegistry, type RegisteredTaskManager } from '../../packages/jobmaster/src/task-manager-registry.js';
+import {
+  ExecutionGraph,
+  JobEventRecorder,
+  JobMaster,
+  OperatorCoordinators,
+  PartitionReconciliation,
+  ReplayedJobState,
+  SourceCoordinator,
+  TaskManagerRegistry,
+  decideVertexParallelismAndInputs,
+  type RegisteredTaskManager,
+} from '@rebound/jobmaster';
 
 export interface ReplayBenchOptions {
   readonly executions: number;
@@ -230,19 +233,9 @@ async function writeFixture(opts: ReplayBenchOptions, baseDir: string): Promise<
     // As a JobMaster answers RPCs between finished tasks: the store's flush timer gets to run.
     if (ev.subtask % 1000 === 999) await new Promise<void>((r) => setImmediate(r));
   }
-  // The consumer is decided as JobMaster.initializeVertex decides it.
-  const bytes = new Array<number>(subpartitions).fill(0);
-  for (const ev of source.vertices) ev.ioMetrics!.subpartition_bytes.forEach((b, k) => (bytes[k]! += b));
-  const decided = decideParallelismAndInputs(
-    bytes,
-    {
-      minParallelism: config.getInt('execution.batch.adaptive.auto-parallelism.min-parallelism'),
-      maxParallelism,
-      avgDataVolumePerTask: config.getBytes('execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task'),
-    },
-    consumer.jobVertex.parallelism,
-  );
-  executionGraph.initializeVertex(consumer, decided.parallelism, [decided.ranges], consumer.jobVertex.parallelism === 0);
+  // The consumer is decided as a JobMaster decides it, from the bytes the sources reported.
+  const decided = decideVertexParallelismAndInputs(consumer, subpartitions, config);
+  executionGraph.initializeVertex(consumer, decided.parallelism, consumer.jobVertex.inputs.map(() => decided.ranges), consumer.jobVertex.parallelism === 0);
   await events.stop(false);
   const writeMs = performance.now() - t0;
   await coordinator.close();

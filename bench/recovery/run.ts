@@ -39,7 +39,7 @@ import { parseArgs } from 'node:util';
 import { decodeMessage, executionVertexKey, parseDuration, type JobGraph__Output, type JobStatus__Output, type RecoveryReport__Output } from '@rebound/core';
 import { FileSystemJobEventStore, JobEventManager, jobEventsDir } from '@rebound/event-store';
 import { HaPaths } from '@rebound/ha';
-import { ReplayedJobState } from '../../packages/jobmaster/src/recovery/job-event-replay.js';
+import { ReplayedJobState } from '@rebound/jobmaster';
 import { BenchCluster, ROOT, type KilledLeader, type TaskEvent } from './cluster.js';
 import { printReplayResult, runReplayBench, type ReplayBenchResult } from './replay.js';
 

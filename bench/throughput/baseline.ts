@@ -11,7 +11,7 @@ import { open, readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { wordsOf } from '../../examples/data.js';
+import { wordsOf } from '@rebound/example-support';
 
 export interface BaselineResult {
   /** Reading, counting and writing; process start-up excluded. */

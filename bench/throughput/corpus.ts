@@ -6,7 +6,7 @@
  */
 import { closeSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { random32 } from '../../examples/data.js';
+import { random32 } from '@rebound/example-support';
 
 /** Bumped whenever the generated text changes, so stale cached inputs are regenerated. */
 const GENERATOR_VERSION = 2;

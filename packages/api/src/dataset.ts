@@ -1,24 +1,13 @@
 import type { OperatorCoordinatorProvider, ProcessFunction } from './coordinator.js';
 import { jobInvalid, userCodeError } from './errors.js';
-import type { ExecutionEnvironment } from './environment.js';
-import type { KeySelector, Record as AnyRecord, SinkTransformation, Transformation } from './transformations.js';
-
-/** A Transformation the builder may still rename or re-parallelize until the job is built. */
-export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-export type MutableTransformation = Mutable<Transformation>;
+import type { KeySelector, Record as AnyRecord, SinkTransformation } from './transformations.js';
+import { checkParallelism, type Mutable, type MutableTransformation, type NewTransformation, type TransformationRegistry } from './transformation-registry.js';
 
 /** The field of a record an aggregation works on: an index for tuples, a property name otherwise. */
 export type FieldOf<T> = T extends readonly unknown[] ? number : keyof T & string;
 
 function checkFunction(fn: unknown, what: string): void {
   if (typeof fn !== 'function') throw jobInvalid(`${what}: expected a function, got ${typeof fn}`);
-}
-
-export function checkParallelism(n: unknown, what: string): number {
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n <= 0) {
-    throw jobInvalid(`${what}: parallelism must be a positive integer, got ${String(n)}`);
-  }
-  return n;
 }
 
 function checkName(n: unknown): string {
@@ -34,7 +23,7 @@ function checkName(n: unknown): string {
 export class DataSet<T> {
   /** Not for users: datasets come from ExecutionEnvironment and other datasets. */
   constructor(
-    protected readonly env: ExecutionEnvironment,
+    protected readonly env: TransformationRegistry,
     protected readonly transformation: MutableTransformation,
   ) {}
 
@@ -129,13 +118,10 @@ export class DataSet<T> {
     return this.transformation;
   }
 
-  private derive<R>(t: DistributiveOmit<MutableTransformation, 'id'>): DataSet<R> {
+  private derive<R>(t: NewTransformation): DataSet<R> {
     return new DataSet<R>(this.env, this.env.addTransformation(t, this.transformation));
   }
 }
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-export type NewTransformation = DistributiveOmit<MutableTransformation, 'id'>;
 
 export function defaultFormat(record: unknown): string {
   return typeof record === 'string' ? record : JSON.stringify(record);
@@ -194,7 +180,7 @@ function checkField(field: unknown, op: string): string | number {
  */
 export class KeyedDataSet<T, K> {
   constructor(
-    private readonly env: ExecutionEnvironment,
+    private readonly env: TransformationRegistry,
     private readonly input: DataSet<T>,
     private readonly keySelector: (record: T) => K,
   ) {}
@@ -272,7 +258,7 @@ export class KeyedDataSet<T, K> {
 
 export class JoinBuilder<L, R> {
   constructor(
-    private readonly env: ExecutionEnvironment,
+    private readonly env: TransformationRegistry,
     private readonly left: DataSet<L>,
     private readonly right: DataSet<R>,
   ) {}

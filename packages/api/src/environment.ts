@@ -1,10 +1,11 @@
 import { isAbsolute, resolve } from 'node:path';
 import { jobInvalid } from './errors.js';
-import { checkParallelism, DataSet, type MutableTransformation, type NewTransformation } from './dataset.js';
+import { DataSet } from './dataset.js';
 import type { Source, SourceSplit } from './source.js';
 import { rowGeneratorSource, sequenceSource, type GeneratorOptions } from './sources/generator-sources.js';
 import { TextFileSource, type TextFileSourceOptions } from './sources/text-file-source.js';
 import type { Record as AnyRecord, Transformation } from './transformations.js';
+import { checkParallelism, type MutableTransformation, type NewTransformation, type TransformationRegistry } from './transformation-registry.js';
 
 export interface SourceOptions {
   /** Parallelism of the source vertex (default: config, else the number of splits, at most 128). */
@@ -34,7 +35,7 @@ function isSource(s: unknown): s is Source<unknown, SourceSplit, unknown> {
  * call order, so building the same module with the same arguments in any process gives the same
  * ids.
  */
-export class ExecutionEnvironment {
+export class ExecutionEnvironment implements TransformationRegistry {
   private readonly list: MutableTransformation[] = [];
   /** Producer id → id of the operator consuming it. */
   private readonly consumers = new Map<string, string>();

@@ -2,7 +2,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { wordsOf } from '../../../examples/data.js';
+import { wordsOf } from '@rebound/example-support';
 import { checkOutput, countWords, diffSortedLines, drawJobParams, expectedLines, wordcountFileText } from './jobs.js';
 import { Prng } from './prng.js';
 

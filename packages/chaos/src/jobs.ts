@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { customer, formatJoined, formatQ1, lineItem, mergeQ1, order, q1Acc, Q1_SHIP_DATE_CUTOFF, type Q1Acc } from '../../../examples/data.js';
+import { customer, formatJoined, formatQ1, lineItem, mergeQ1, order, q1Acc, Q1_SHIP_DATE_CUTOFF, type Q1Acc } from '@rebound/example-support';
 import type { JobShape } from './faults.js';
 import { Prng } from './prng.js';
 

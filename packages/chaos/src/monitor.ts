@@ -1,5 +1,5 @@
 import type { JobStatus__Output } from '@rebound/core';
-import { ErrorCode, ReboundError, errorMessage, sleep } from '@rebound/core';
+import { ErrorCode, ReboundError, errorMessage, isTerminalJobState, sleep } from '@rebound/core';
 import type { ChaosCluster } from './cluster.js';
 
 /** One look at the job, as the leader of the moment answered (or why nobody did). */
@@ -13,8 +13,6 @@ export interface Sample {
   readonly error?: string;
   readonly notFound?: boolean;
 }
-
-export const TERMINAL_STATES: ReadonlySet<string> = new Set(['FINISHED', 'FAILED', 'CANCELED', 'CANCELLED']);
 
 /** A leader change seen in leader.json. */
 export interface EpochChange {
@@ -92,7 +90,7 @@ export class JobMonitor {
       this.last = s;
       const finished = s.vertices.reduce((n, v) => n + (v.tasks?.finished ?? 0), 0);
       this.samples.push({ t, state: s.state, epoch: s.leader_epoch, finished });
-      if (TERMINAL_STATES.has(s.state)) this.terminal = s;
+      if (isTerminalJobState(s.state)) this.terminal = s;
     } catch (err) {
       const notFound = err instanceof ReboundError && err.code === ErrorCode.JOB_NOT_FOUND;
       this.samples.push({ t, error: errorMessage(err), ...(notFound ? { notFound } : {}) });
@@ -145,6 +143,6 @@ export class JobMonitor {
 
   /** The first sample at or after `t` in which the job runs (or ended) under a leader newer than `epoch`. */
   recoveredAfter(t: number, epoch: number): Sample | undefined {
-    return this.samples.find((s) => s.t >= t && s.state !== undefined && (s.epoch ?? 0) > epoch && (s.state === 'RUNNING' || TERMINAL_STATES.has(s.state)));
+    return this.samples.find((s) => s.t >= t && s.state !== undefined && (s.epoch ?? 0) > epoch && (s.state === 'RUNNING' || isTerminalJobState(s.state)));
   }
 }

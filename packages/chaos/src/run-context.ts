@@ -1,10 +1,10 @@
 import { join } from 'node:path';
-import { errorMessage, sleep } from '@rebound/core';
+import { errorMessage, isTerminalJobState, sleep } from '@rebound/core';
 import { dumpJobEvents, jobEventsDir, listEventFiles, type JobEventsDump } from '@rebound/event-store';
 import type { ChaosCluster } from './cluster.js';
 import { CHAOS_CONFIG, PAUSE_REGISTRATION_TIMEOUT_MS } from './config.js';
 import { NO_CRASH_POINTS, crashPointConfig } from './faults.js';
-import { TERMINAL_STATES, type EpochChange, type JobMonitor } from './monitor.js';
+import type { EpochChange, JobMonitor } from './monitor.js';
 import type { RunPlan } from './plan.js';
 import type { Outcome, RunOptions } from './results.js';
 import { subtaskKey, type Disruption } from './task-log.js';
@@ -162,7 +162,7 @@ export class RunContext {
 
   /** Waits until a leader newer than `epoch` runs the job (or it ended). */
   async awaitRecovery(epoch: number, timeoutMs = 120_000): Promise<boolean> {
-    return this.monitor.waitFor((s) => s.state !== undefined && (TERMINAL_STATES.has(s.state) || (s.state === 'RUNNING' && (s.epoch ?? 0) > epoch)), timeoutMs);
+    return this.monitor.waitFor((s) => s.state !== undefined && (isTerminalJobState(s.state) || (s.state === 'RUNNING' && (s.epoch ?? 0) > epoch)), timeoutMs);
   }
 
   async newestEventFile(): Promise<string | undefined> {

@@ -1,12 +1,12 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errorMessage, type JobStatus__Output, type RecoveryReport__Output } from '@rebound/core';
+import { errorMessage, isTerminalJobState, type JobStatus__Output, type RecoveryReport__Output } from '@rebound/core';
 import { ChaosCluster } from './cluster.js';
 import { SLOTS, TASK_MANAGERS } from './config.js';
 import { NO_CRASH_POINTS, describeFault } from './faults.js';
 import { injectFault } from './inject.js';
 import { JOB_MODULES, checkOutput, describeJob, expectedLines, jobArgs, writeJobInput } from './jobs.js';
-import { JobMonitor, TERMINAL_STATES } from './monitor.js';
+import { JobMonitor } from './monitor.js';
 import type { FaultRecord, Outcome, RecoveryRecord, RunOptions, RunResult } from './results.js';
 import { RunContext } from './run-context.js';
 import { accountTasks, parseTaskEvents, type TaskEvent } from './task-log.js';
@@ -114,7 +114,7 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
 
     // The verdict: the job must finish by the deadline with exactly the expected output.
     const deadline = r.submittedAt + opts.deadlineMs;
-    await r.monitor.waitFor((s) => s.state !== undefined && TERMINAL_STATES.has(s.state), Math.max(0, deadline - Date.now()));
+    await r.monitor.waitFor((s) => s.state !== undefined && isTerminalJobState(s.state), Math.max(0, deadline - Date.now()));
     await r.settleBackground();
     const final: JobStatus__Output | undefined = r.monitor.terminal;
     if (!final) {

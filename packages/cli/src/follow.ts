@@ -1,6 +1,5 @@
-import { ErrorCode, ReboundError, fromServiceError, sleep, type JobStatus__Output } from '@rebound/core';
+import { ErrorCode, ReboundError, fromServiceError, isTerminalJobState, sleep, type JobStatus__Output } from '@rebound/core';
 import type { ClusterClient } from './client.js';
-import { isTerminalJobState } from './job-view.js';
 import type { ProgressSink } from './progress.js';
 
 export interface FollowOptions {

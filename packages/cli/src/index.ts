@@ -24,7 +24,7 @@ export {
 } from './cluster-file.js';
 export { localStatusReport, type LocalStatusReport } from './local.js';
 export { isProcessAlive, signalProcess } from './processes.js';
-export { jobStatusToJson, isTerminalJobState, type JobStatusJson } from './job-view.js';
+export { jobStatusToJson, type JobStatusJson } from './job-view.js';
 export type { Camelized } from './format.js';
 export { renderProgress, progressLine } from './progress.js';
 export { describeError, UsageError } from './errors.js';

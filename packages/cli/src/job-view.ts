@@ -1,13 +1,6 @@
 import type { JobStatus__Output, JobSummary__Output, RecoveryReport__Output, TaskCounts__Output, VertexStatus__Output } from '@rebound/core';
 import { camelize, type Camelized, formatBytes, formatDurationMs, formatTimestamp, renderTable } from './format.js';
 
-/** Job states after which nothing changes any more (Flink's globally terminal states). */
-export const TERMINAL_JOB_STATES: ReadonlySet<string> = new Set(['FINISHED', 'FAILED', 'CANCELED', 'CANCELLED']);
-
-export function isTerminalJobState(state: string): boolean {
-  return TERMINAL_JOB_STATES.has(state.toUpperCase());
-}
-
 const ZERO_COUNTS: TaskCounts__Output = { created: 0, scheduled: 0, deploying: 0, running: 0, finished: 0, failed: 0, canceled: 0 };
 
 export function taskCounts(v: Pick<VertexStatus__Output, 'tasks'>): TaskCounts__Output {

@@ -10,3 +10,5 @@ export * from './atomic-file.js';
 export * from './subpartition-bytes.js';
 export * from './types.js';
 export * from './security.js';
+export * from './job-state.js';
+export * from './crc32c.js';

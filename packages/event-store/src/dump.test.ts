@@ -6,7 +6,7 @@ import { dumpJobEvents, formatEventLine, formatSummary, toJsonValue } from './du
 import { FileSystemJobEventStore } from './file-system-job-event-store.js';
 import { jobEventsDir } from './format.js';
 import { JobEventManager } from './job-event-manager.js';
-import { ManualClock } from './scheduler.js';
+import { ManualClock } from './flush-timer.js';
 import { SAMPLE_JOB_ID, finishedEvent, initializedEvent, resetEvent } from './test-fixtures.js';
 
 let haDir: string;

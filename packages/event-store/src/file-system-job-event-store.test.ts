@@ -2,18 +2,17 @@ import assert from 'node:assert/strict';
 import { mkdtemp, open, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Configuration, decodeMessage, encodeMessage } from '@rebound/core';
+import { Configuration, crc32c, decodeMessage, encodeMessage } from '@rebound/core';
 import fc from 'fast-check';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { crc32c } from './crc32c.js';
 import { JobEventStoreCorruptError } from './errors.js';
 import { FileSystemJobEventStore, type EventFileHandle, type FileSystemJobEventStoreOptions } from './file-system-job-event-store.js';
 import { jobEventsDir, listEventFiles } from './format.js';
 import { JOB_EVENT_TYPES, type JobEvent, type JobEventRecord } from './job-event.js';
 import { JobEventLogReader } from './job-event-log-reader.js';
 import { jobEventStoreSettings } from './options.js';
-import { ManualClock } from './scheduler.js';
+import { ManualClock } from './flush-timer.js';
 import { SAMPLE_JOB_ID, finishedEvent, initializedEvent, resetEvent, sampleJobEvents } from './test-fixtures.js';
 
 let haDir: string;
@@ -40,7 +39,7 @@ function newStore(epoch: number, extra: Partial<FileSystemJobEventStoreOptions> 
     currentLeaderEpoch: () => leaderEpoch,
     jobMasterId: `jm-${epoch}`,
     clock,
-    scheduler: clock,
+    flushTimer: clock,
     ...extra,
   });
 }

@@ -2,6 +2,7 @@ import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
   IllegalStateError,
+  crc32c,
   ReboundError,
   errorMessage,
   fsyncDir,
@@ -11,7 +12,6 @@ import {
   type Configuration,
   type Logger,
 } from '@rebound/core';
-import { crc32c } from './crc32c.js';
 import { JobEventStoreFailedError, JobEventStoreFencedError } from './errors.js';
 import {
   CRC_BYTES,
@@ -29,7 +29,7 @@ import { JobEventLogReader } from './job-event-log-reader.js';
 import type { JobEventStore } from './job-event-store.js';
 import { DEFAULT_JOB_EVENT_STORE_SETTINGS, jobEventStoreSettings, type JobEventStoreDurability } from './options.js';
 import { ProtoWriter } from './proto-codec.js';
-import { timerScheduler, type FlushScheduler } from './scheduler.js';
+import { realFlushTimer, type FlushTimer } from './flush-timer.js';
 
 /** The part of a file handle the writer uses; injectable to simulate a full disk. */
 export interface EventFileHandle {
@@ -81,7 +81,7 @@ export interface FileSystemJobEventStoreOptions {
   flushIntervalMs?: number;
   durability?: JobEventStoreDurability;
   clock?: Clock;
-  scheduler?: FlushScheduler;
+  flushTimer?: FlushTimer;
   logger?: Logger;
   /** Called once when recording stops for good: the store failed or was fenced. */
   onDisabled?: (state: 'failed' | 'fenced', error: ReboundError) => void;
@@ -129,7 +129,7 @@ export class FileSystemJobEventStore implements JobEventStore {
   private readonly flushIntervalMs: number;
   private readonly durability: JobEventStoreDurability;
   private readonly clock: Clock;
-  private readonly scheduler: FlushScheduler;
+  private readonly flushTimer: FlushTimer;
   private readonly logger: Logger;
   private readonly openExclusive: OpenExclusive;
 
@@ -163,7 +163,7 @@ export class FileSystemJobEventStore implements JobEventStore {
     this.epoch = options.epoch;
     this.directory = jobEventsDir(options.haDir, options.jobId);
     this.clock = options.clock ?? systemClock;
-    this.scheduler = options.scheduler ?? timerScheduler;
+    this.flushTimer = options.flushTimer ?? realFlushTimer;
     this.logger = (options.logger ?? silentLogger()).child({ component: 'job-event-store', jobId: options.jobId, epoch: options.epoch });
     this.openExclusive = options.openExclusive ?? openExclusiveDefault;
     this.batch = this.newBatch();
@@ -265,7 +265,7 @@ export class FileSystemJobEventStore implements JobEventStore {
     if (flush || this.queuedBytes + this.batch.pos >= this.writeBufferSize) {
       void this.requestFlush();
     } else if (!this.cancelTimer) {
-      this.cancelTimer = this.scheduler.schedule(this.flushIntervalMs, () => {
+      this.cancelTimer = this.flushTimer.schedule(this.flushIntervalMs, () => {
         this.cancelTimer = undefined;
         void this.requestFlush();
       });

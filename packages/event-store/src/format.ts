@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JobEventFileHeader, JobEventFileHeader__Output } from '@rebound/core';
-import { crc32c } from './crc32c.js';
+import { crc32c } from '@rebound/core';
 import { messageCodec } from './proto-codec.js';
 
 /*

@@ -6,8 +6,7 @@ export * from './job-event-log-reader.js';
 export * from './dump.js';
 export * from './errors.js';
 export * from './options.js';
-export * from './scheduler.js';
-export { crc32c } from './crc32c.js';
+export * from './flush-timer.js';
 export {
   FILE_FORMAT_VERSION,
   PAYLOAD_VERSION,

@@ -1,7 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { errorMessage } from '@rebound/core';
-import { crc32c } from './crc32c.js';
+import { crc32c, errorMessage } from '@rebound/core';
 import { JobEventStoreCorruptError, JobEventStoreFailedError } from './errors.js';
 import {
   CRC_BYTES,

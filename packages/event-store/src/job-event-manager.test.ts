@@ -2,12 +2,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { crc32c } from './crc32c.js';
+import { crc32c } from '@rebound/core';
 import { FileSystemJobEventStore } from './file-system-job-event-store.js';
 import { jobEventsDir } from './format.js';
 import type { JobEventRecord } from './job-event.js';
 import { JobEventManager } from './job-event-manager.js';
-import { ManualClock } from './scheduler.js';
+import { ManualClock } from './flush-timer.js';
 import { SAMPLE_JOB_ID, finishedEvent, initializedEvent, resetEvent } from './test-fixtures.js';
 
 let haDir: string;
@@ -29,7 +29,7 @@ function newManager(epoch = 1): JobEventManager {
     epoch,
     currentLeaderEpoch: () => epoch,
     clock,
-    scheduler: clock,
+    flushTimer: clock,
   });
   return new JobEventManager(store, clock);
 }

@@ -11,7 +11,6 @@ export {
   JobGraphStore,
   type StoredJob,
   type StoredJobSummary,
-  type TerminalJobState,
   type TerminalJobStatus,
   JOB_EVENTS_DIR,
   JOB_GRAPH_FILE,

@@ -5,10 +5,12 @@ import {
   encodeMessage,
   errorMessage,
   ErrorCode,
+  isTerminalJobState,
   type JobGraph,
   type JobGraph__Output,
   JobNotFoundError,
   ReboundError,
+  type TerminalJobState,
   writeFileAtomic,
 } from '@rebound/core';
 import { HaPaths, isErrno, TMP_MARKER } from './ha-dir.js';
@@ -18,10 +20,6 @@ export const JOB_MODULE_FILE = 'module.mjs';
 export const JOB_STATUS_FILE = 'status.json';
 export const JOB_EVENTS_DIR = 'job-events';
 const ATTACHMENTS_DIR = 'attachments';
-
-/** Globally terminal job states: a job in one of them is never recovered. */
-export type TerminalJobState = 'FINISHED' | 'FAILED' | 'CANCELED';
-const TERMINAL_STATES: readonly string[] = ['FINISHED', 'FAILED', 'CANCELED'];
 
 /** Contents of `<ha>/jobs/<jobId>/status.json`. */
 export interface TerminalJobStatus {
@@ -141,7 +139,7 @@ export class JobGraphStore {
 
   /** Records that a job reached a globally terminal state, so no leader runs it again. */
   async markTerminal(jobId: string, status: TerminalJobStatus): Promise<void> {
-    if (!TERMINAL_STATES.includes(status.state)) {
+    if (!isTerminalJobState(status.state)) {
       throw new ReboundError(ErrorCode.ILLEGAL_STATE, `'${status.state}' is not a terminal job state`);
     }
     await this.requireJob(jobId);
@@ -169,7 +167,7 @@ export class JobGraphStore {
     } catch {
       throw new ReboundError(ErrorCode.HA_DIR_INVALID, `${path} is not valid JSON`);
     }
-    if (typeof o !== 'object' || o === null || typeof o.state !== 'string' || !TERMINAL_STATES.includes(o.state) || typeof o.finishedAtMs !== 'number') {
+    if (typeof o !== 'object' || o === null || typeof o.state !== 'string' || !isTerminalJobState(o.state) || typeof o.finishedAtMs !== 'number') {
       throw new ReboundError(ErrorCode.HA_DIR_INVALID, `${path} is not a terminal job status`);
     }
     return {

@@ -1,6 +1,7 @@
 import { ErrorCode, ReboundError, errorMessage } from '@rebound/core';
 import type { Configuration, ExecutionAttemptId__Output, JobGraph__Output, Logger, TaskDeploymentDescriptor } from '@rebound/core';
-import type { ExecutionGraph, ExecutionJobVertex, ExecutionVertex, JobState } from './execution-graph.js';
+import type { JobState } from '@rebound/core';
+import type { ExecutionGraph, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
 import type { JobMasterContext } from './job-master.js';
 import type { OperatorCoordinators } from './operator-coordinators.js';
 import { decideParallelismAndInputs, type SubpartitionRange } from './parallelism-decider.js';

@@ -12,11 +12,6 @@ import type { SubpartitionRange } from './parallelism-decider.js';
 
 export type ExecutionState = Exclude<ExecutionState__Output, 'EXECUTION_STATE_UNSPECIFIED'>;
 
-/** Flink's job states (JobStatus). */
-export type JobState = 'CREATED' | 'RUNNING' | 'RECONCILING' | 'FAILING' | 'CANCELLING' | 'FINISHED' | 'FAILED' | 'CANCELED';
-
-export const TERMINAL_JOB_STATES: ReadonlySet<JobState> = new Set(['FINISHED', 'FAILED', 'CANCELED']);
-
 /** One subtask of a job vertex; its current attempt is the only one that counts. */
 export class ExecutionVertex {
   attempt = 0;

@@ -1,7 +1,8 @@
 import { attemptKey, errorMessage, partitionKey } from '@rebound/core';
 import type { ExecutionAttemptId__Output, Logger, ResultPartitionId__Output } from '@rebound/core';
 import { attemptIdOf, type AdaptiveBatchScheduler } from './adaptive-batch-scheduler.js';
-import type { ExecutionGraph, ExecutionVertex, JobState } from './execution-graph.js';
+import type { JobState } from '@rebound/core';
+import type { ExecutionGraph, ExecutionVertex } from './execution-graph.js';
 import type { JobMasterContext } from './job-master.js';
 import type { OperatorCoordinators } from './operator-coordinators.js';
 import type { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';

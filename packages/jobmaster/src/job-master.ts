@@ -1,4 +1,4 @@
-import { ErrorCode, ReboundError, attemptKey, errorMessage } from '@rebound/core';
+import { ErrorCode, ReboundError, TERMINAL_JOB_STATES, attemptKey, errorMessage, type JobState } from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -19,7 +19,7 @@ import type { Transformation } from '@rebound/api';
 import type { JobEventManager } from '@rebound/event-store';
 import { AdaptiveBatchScheduler, type SchedulingContext } from './adaptive-batch-scheduler.js';
 import type { CrashPoints } from './crash-points.js';
-import { ExecutionGraph, TERMINAL_JOB_STATES, type ExecutionVertex, type JobState } from './execution-graph.js';
+import { ExecutionGraph, type ExecutionVertex } from './execution-graph.js';
 import { Failover, type FailoverContext } from './failover.js';
 import { buildJobStatus } from './job-status.js';
 import { OperatorCoordinators } from './operator-coordinators.js';

@@ -1,5 +1,6 @@
 import type { JobStatus, RecoveryReport, VertexStatus } from '@rebound/core';
-import type { ExecutionGraph, ExecutionJobVertex, JobState } from './execution-graph.js';
+import type { JobState } from '@rebound/core';
+import type { ExecutionGraph, ExecutionJobVertex } from './execution-graph.js';
 
 /** What a job's status is built from. */
 export interface JobStatusSource {

@@ -1,3 +1,5 @@
+import type { Configuration } from '@rebound/core';
+
 /**
  * Decides the parallelism of a vertex whose producers have all finished, and which contiguous
  * subpartition range each of its subtasks consumes (Flink's DefaultVertexParallelismAndInputInfosDecider,
@@ -84,4 +86,57 @@ export function splitEvenly(bytes: readonly number[], parts: number): Subpartiti
     start = best;
   }
   return ranges;
+}
+
+/** What the decision reads of a vertex whose producers all finished (an ExecutionJobVertex has it). */
+export interface VertexToDecide {
+  readonly jobVertex: {
+    readonly parallelism: number;
+    readonly max_parallelism: number;
+    readonly inputs: readonly { readonly distribution: string }[];
+  };
+  readonly producers: readonly {
+    readonly vertices: readonly { readonly ioMetrics: { readonly subpartition_bytes: readonly number[] } | null | undefined }[];
+  }[];
+}
+
+export interface VertexDecision extends VertexParallelismAndInputs {
+  /** Bytes its producers wrote for it, over all subpartitions. */
+  readonly inputBytes: number;
+}
+
+/**
+ * The adaptive batch scheduler's decision for a non-source vertex whose producers all finished:
+ * the bytes every producer subtask reported per subpartition, summed; a vertex that reads only
+ * broadcast inputs gets its own parallelism (or 1) and empty ranges; any other goes through
+ * decideParallelismAndInputs with the job's `execution.batch.adaptive.auto-parallelism.*`
+ * options (the vertex's own max parallelism first). Exported so that the recovery benchmark
+ * writes the decision a JobMaster would (bench/recovery/replay.ts).
+ *
+ * @param numSubpartitions subpartitions each producer wrote (ExecutionGraph.numSubpartitionsFor).
+ */
+export function decideVertexParallelismAndInputs(vertex: VertexToDecide, numSubpartitions: number, config: Configuration): VertexDecision {
+  const bytes = new Array<number>(numSubpartitions).fill(0);
+  for (const producer of vertex.producers) {
+    for (const pv of producer.vertices) {
+      const sp = pv.ioMetrics?.subpartition_bytes ?? [];
+      for (let i = 0; i < numSubpartitions; i++) bytes[i]! += sp[i] ?? 0;
+    }
+  }
+  const inputBytes = bytes.reduce((a, b) => a + b, 0);
+  const fixed = vertex.jobVertex.parallelism;
+  if (vertex.jobVertex.inputs.every((e) => e.distribution === 'BROADCAST')) {
+    const parallelism = fixed || 1;
+    return { parallelism, ranges: Array.from({ length: parallelism }, () => ({ start: 0, end: 0 })), inputBytes };
+  }
+  const decided = decideParallelismAndInputs(
+    bytes,
+    {
+      minParallelism: config.getInt('execution.batch.adaptive.auto-parallelism.min-parallelism'),
+      maxParallelism: vertex.jobVertex.max_parallelism || config.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism'),
+      avgDataVolumePerTask: config.getBytes('execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task'),
+    },
+    fixed,
+  );
+  return { ...decided, inputBytes };
 }

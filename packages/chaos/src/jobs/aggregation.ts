@@ -5,8 +5,7 @@
  *   --rows N --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]
  */
 import { defineJob, rowGeneratorSource } from '@rebound/api';
-import { intOption, parseOptions, required } from '../../../../examples/args.js';
-import { formatQ1, lineItem, mergeQ1, q1Acc, Q1_SHIP_DATE_CUTOFF } from '../../../../examples/data.js';
+import { intOption, parseOptions, required, formatQ1, lineItem, mergeQ1, q1Acc, Q1_SHIP_DATE_CUTOFF } from '@rebound/example-support';
 import { DelayedSource } from './delayed-source.js';
 
 const USAGE = 'aggregation --rows N --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]';

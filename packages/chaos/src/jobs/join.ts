@@ -4,8 +4,7 @@
  *   --orders N --customers M --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]
  */
 import { defineJob, rowGeneratorSource } from '@rebound/api';
-import { intOption, parseOptions, required } from '../../../../examples/args.js';
-import { customer, formatJoined, order } from '../../../../examples/data.js';
+import { intOption, parseOptions, required, customer, formatJoined, order } from '@rebound/example-support';
 import { DelayedSource } from './delayed-source.js';
 
 const USAGE = 'join --orders N --customers M --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]';

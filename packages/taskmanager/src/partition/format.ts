@@ -1,7 +1,6 @@
 import { join } from 'node:path';
-import { IllegalStateError, PartitionNotFoundError, partitionKey } from '@rebound/core';
+import { IllegalStateError, PartitionNotFoundError, crc32c, partitionKey } from '@rebound/core';
 import type { ResultPartitionId } from '@rebound/core';
-import { crc32 } from './crc32.js';
 
 /**
  * On-disk layout of a blocking result partition (see README.md in this folder):
@@ -9,7 +8,7 @@ import { crc32 } from './crc32.js';
  *   <dataDir>/partitions/<jobId>/<vertexId>-<subtask>-<attempt>-e<epoch>/data    blocks, in write order
  *   <dataDir>/partitions/<jobId>/<vertexId>-<subtask>-<attempt>-e<epoch>/index   JSON, written at finish
  *
- * Block = [u32 subpartition][u32 payload length][u32 record count][u32 crc32(payload)][payload],
+ * Block = [u32 subpartition][u32 payload length][u32 record count][u32 crc32c(payload)][payload],
  * all integers big-endian.
  */
 export const BLOCK_HEADER_BYTES = 16;
@@ -82,7 +81,7 @@ export function writeBlockHeader(block: Buffer, subpartition: number, payloadLen
   block.writeUInt32BE(subpartition, 0);
   block.writeUInt32BE(payloadLength, 4);
   block.writeUInt32BE(records, 8);
-  block.writeUInt32BE(crc32(block.subarray(BLOCK_HEADER_BYTES, BLOCK_HEADER_BYTES + payloadLength)), 12);
+  block.writeUInt32BE(crc32c(block, BLOCK_HEADER_BYTES, BLOCK_HEADER_BYTES + payloadLength), 12);
 }
 
 /**
@@ -111,7 +110,7 @@ export function verifyBlock(key: string, block: Buffer, expectedSubpartition: nu
     );
   }
   const payload = block.subarray(BLOCK_HEADER_BYTES);
-  const actual = crc32(payload);
+  const actual = crc32c(block, BLOCK_HEADER_BYTES);
   if (actual !== crc) {
     throw new PartitionCorruptError(
       key,

@@ -1,5 +1,4 @@
 export { encodeRecords, decodeRecords, encodeRecord, RecordCodecError } from './codec.js';
-export { crc32 } from './crc32.js';
 export {
   BLOCK_HEADER_BYTES,
   PartitionCorruptError,

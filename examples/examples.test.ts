@@ -1,12 +1,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildJob, loadJobModule } from './index.js';
-import { runLocally } from './testing/run-locally.js';
-import { charge, customer, discountedPrice, formatJoined, formatQ1, lineItem, order, type Q1Acc } from '../../../examples/data.js';
+import { buildJob, loadJobModule } from '@rebound/api';
+import { runLocally } from '@rebound/api/testing';
+import { charge, customer, discountedPrice, formatJoined, formatQ1, lineItem, order, type Q1Acc } from '@rebound/example-support';
 
-const examples = resolve(import.meta.dirname, '../../../examples');
+const examples = import.meta.dirname;
 
 async function run(example: string, args: string[]): Promise<string[]> {
   const built = await buildJob(await loadJobModule(join(examples, example)), args);

@@ -1,12 +1,15 @@
 import type { Clock } from '@rebound/core';
 
-/** Runs a task once after a delay; the returned function cancels it. Injected for tests. */
-export interface FlushScheduler {
+/**
+ * The timer behind `job-event.store.write-buffer.flush-interval`: runs the store's flush once
+ * after a delay; the returned function cancels it. Injected so tests drive time by hand.
+ */
+export interface FlushTimer {
   schedule(delayMs: number, task: () => void): () => void;
 }
 
 /** Real timers. Unreferenced: a pending flush timer never keeps a process alive on its own. */
-export const timerScheduler: FlushScheduler = {
+export const realFlushTimer: FlushTimer = {
   schedule(delayMs, task) {
     const handle = setTimeout(task, delayMs);
     handle.unref();
@@ -21,10 +24,10 @@ interface ManualTask {
 }
 
 /**
- * A clock and scheduler whose time moves only when told to: tests drive the flush interval
+ * A clock and flush timer whose time moves only when told to: tests drive the flush interval
  * with `advance(ms)` instead of sleeping.
  */
-export class ManualClock implements Clock, FlushScheduler {
+export class ManualClock implements Clock, FlushTimer {
   private time: number;
   private seq = 0;
   private tasks: ManualTask[] = [];

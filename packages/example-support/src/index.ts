@@ -1,0 +1,2 @@
+export * from './args.js';
+export * from './data.js';
