@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { bindServer, loadProto, shutdownServer, systemClock } from '@rebound/core';
+import { HealthServices, HealthStatusManager, bindServer, loadHealthProto, loadProto, shutdownServer, systemClock } from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
 import { JobLeaderService } from './job-leader-service.js';
 import { ModuleCache } from './module-cache.js';
@@ -35,10 +35,13 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   });
   const executor = new TaskExecutor(opts.id, opts.slots, store, new ModuleCache(join(opts.dataDir, 'modules')), opts.config, logger, clock);
 
+  // "" is the process; the TaskExecutorGateway name reads SERVING only while a leader has it registered.
+  const health = new HealthStatusManager({ [HealthServices.server]: 'NOT_SERVING', [HealthServices.taskExecutor]: 'NOT_SERVING' });
   const proto = loadProto();
   const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
   server.addService(proto.TaskExecutorGateway.service, executor.handlers());
   server.addService(proto.PartitionService.service, createPartitionServiceHandlers(store, opts.logger));
+  server.addService(loadHealthProto().Health.service, health.handlers());
   const host = opts.config.getString('taskmanager.bind-host');
   const port = await bindServer(server, host, opts.config.getInt('taskmanager.port'));
   const address = `${host}:${port}`;
@@ -57,18 +60,23 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
     },
     {
       onLeaderElected: (epoch) => executor.onLeaderElected(epoch),
-      onJobMasterConnected: () => undefined,
-      onJobMasterLost: (epoch, reason) => executor.onJobMasterLost(epoch, reason),
+      onJobMasterConnected: () => health.setStatus(HealthServices.taskExecutor, 'SERVING'),
+      onJobMasterLost: (epoch, reason) => {
+        health.setStatus(HealthServices.taskExecutor, 'NOT_SERVING');
+        executor.onJobMasterLost(epoch, reason);
+      },
     },
   );
   executor.attach(jobLeader);
   jobLeader.start();
+  health.setStatus(HealthServices.server, 'SERVING');
   logger.info({ address, slots: opts.slots, dataDir: opts.dataDir }, 'TaskManager started');
 
   return {
     id: opts.id,
     address,
     close: async () => {
+      health.shutdown();
       await jobLeader.stop();
       await executor.close();
       await shutdownServer(server);
