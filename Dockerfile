@@ -1,12 +1,22 @@
 # One image for every Rebound process; docker-compose.yml picks the role by command.
-FROM node:20-bookworm-slim
+#
+# Build arguments:
+#   REBOUND_BASE_IMAGE    any Debian-like image with Node >= 20.3 (and npm for the npm mode).
+#                         Default node:20-bookworm-slim. Where no registry is reachable, build an
+#                         equivalent with make-base-image.sh and pass its tag.
+#   REBOUND_NODE_MODULES  where the dependencies come from:
+#                           auto    (default) the node_modules of the build context when `npm ci`
+#                                   installed them there (same linux-x64 platform), else npm ci
+#                           context only the context's node_modules; fails when there are none
+#                           npm     npm ci --omit=dev inside the image (needs the npm registry)
+ARG REBOUND_BASE_IMAGE=node:20-bookworm-slim
+FROM ${REBOUND_BASE_IMAGE}
+ARG REBOUND_NODE_MODULES=auto
 WORKDIR /opt/rebound
-COPY package.json package-lock.json ./
-COPY packages ./packages
-RUN npm ci --omit=dev --no-audit --no-fund
-COPY proto ./proto
-COPY bin ./bin
-COPY examples ./examples
-COPY scripts ./scripts
-ENV REBOUND_CLUSTER=/rebound
+# The whole context at once: .dockerignore keeps .git, logs, data and test output out, and whether
+# node_modules is there decides the auto mode.
+COPY . .
+RUN sh scripts/docker/install-deps.sh "$REBOUND_NODE_MODULES"
+# Client commands find the cluster through the HA directory on the shared volume.
+ENV REBOUND_HA_DIR=/rebound/ha
 ENTRYPOINT ["node", "bin/rebound.js"]

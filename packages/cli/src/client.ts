@@ -40,10 +40,21 @@ export interface LeaderAddress {
 }
 
 /**
- * Resolves the command-line options to a target. `--address` wins over `--ha-dir`, which wins over
- * `--cluster`. Fails at once (no retrying) when the cluster or HA directory does not exist.
+ * The HA directory a client uses when no option names the cluster: containers and scripts set it
+ * once (the compose file's `client` service does) instead of passing --ha-dir to every command.
  */
-export async function resolveClusterTarget(opts: ClusterTargetOptions, cwd = process.cwd()): Promise<ClusterTarget> {
+export const HA_DIR_ENV = 'REBOUND_HA_DIR';
+
+/**
+ * Resolves the command-line options to a target. `--address` wins over `--ha-dir`, which wins over
+ * `--cluster`, which wins over `$REBOUND_HA_DIR`; the default is `--cluster ./.rebound`. Fails at
+ * once (no retrying) when the cluster or HA directory does not exist.
+ */
+export async function resolveClusterTarget(
+  opts: ClusterTargetOptions,
+  cwd = process.cwd(),
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<ClusterTarget> {
   if (opts.address) {
     if (!/^[^\s:]+:\d+$/.test(opts.address) && !/^\[[0-9a-fA-F:]+\]:\d+$/.test(opts.address)) {
       throw new ReboundError(ErrorCode.CONFIG_INVALID, `--address ${opts.address}: expected HOST:PORT`);
@@ -53,6 +64,14 @@ export async function resolveClusterTarget(opts: ClusterTargetOptions, cwd = pro
   if (opts.haDir) {
     const haDir = resolve(cwd, opts.haDir);
     await assertHaDirInitialized(haDir);
+    return { kind: 'ha', haDir };
+  }
+  const fromEnv = env[HA_DIR_ENV];
+  if (opts.cluster === undefined && fromEnv) {
+    const haDir = resolve(cwd, fromEnv);
+    await assertHaDirInitialized(haDir).catch((err: unknown) => {
+      throw err instanceof ReboundError ? new ReboundError(err.code, `${HA_DIR_ENV}=${fromEnv}: ${err.message}`, { cause: err }) : err;
+    });
     return { kind: 'ha', haDir };
   }
   const workdir = resolve(cwd, opts.cluster ?? DEFAULT_WORKDIR);

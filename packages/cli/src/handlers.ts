@@ -3,6 +3,7 @@ import { runEvents } from './events.js';
 import { config } from './info.js';
 import type { CliIo } from './io.js';
 import { cancel, list, status, submit, watch } from './jobs.js';
+import { leader } from './leader.js';
 import { localDown, localKillLeader, localStartJobMaster, localStartTaskManager, localStatus, localUp } from './local.js';
 import type { CommandHandlers } from './options.js';
 
@@ -15,6 +16,7 @@ export function defaultHandlers(io: CliIo): CommandHandlers {
     localDown: (o) => localDown(o, io),
     localStatus: (o) => localStatus(o, io),
     localKillLeader: (o) => localKillLeader(o, io),
+    leader: (o) => leader(o, io),
     localStartJobMaster: (o) => localStartJobMaster(o, io),
     localStartTaskManager: (o) => localStartTaskManager(o, io),
     submit: (o) => submit(o, io),

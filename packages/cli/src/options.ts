@@ -1,4 +1,5 @@
 import type { ClusterTargetOptions } from './client.js';
+import type { LeaderOptions } from './leader.js';
 
 /** Typed options of every command, as parsed from the command line by program.ts. */
 
@@ -112,6 +113,7 @@ export interface CommandHandlers {
   localDown(o: LocalDownOptions): Promise<number>;
   localStatus(o: LocalStatusOptions): Promise<number>;
   localKillLeader(o: LocalKillLeaderOptions): Promise<number>;
+  leader(o: LeaderOptions): Promise<number>;
   localStartJobMaster(o: LocalStartOptions): Promise<number>;
   localStartTaskManager(o: LocalStartTaskManagerOptions): Promise<number>;
   submit(o: SubmitOptions): Promise<number>;

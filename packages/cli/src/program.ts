@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { collect, parseDurationArg, parseNonNegativeInt, parsePositiveInt } from './args.js';
+import { HA_DIR_ENV } from './client.js';
 import { DEFAULT_WORKDIR } from './cluster-file.js';
 import { describeError, EXIT_OK, EXIT_USAGE } from './errors.js';
 import type { CliIo } from './io.js';
@@ -23,7 +24,7 @@ function withDynamic(cmd: Command): Command {
 
 function withClusterTarget(cmd: Command): Command {
   return cmd
-    .option('--cluster <workdir>', `local cluster directory whose cluster.json names the HA directory (default: ./${DEFAULT_WORKDIR})`)
+    .option('--cluster <workdir>', `local cluster directory whose cluster.json names the HA directory (default: $${HA_DIR_ENV} if set, else ./${DEFAULT_WORKDIR})`)
     .option('--ha-dir <dir>', 'HA directory: the leader is found through its leader.json')
     .option('--address <host:port>', 'talk to this JobMaster directly (no leader re-resolution)');
 }
@@ -65,7 +66,11 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
       outputError: () => {},
     })
     .showSuggestionAfterError(true)
-    .allowExcessArguments(false);
+    .allowExcessArguments(false)
+    .addHelpText(
+      'after',
+      `\nEnvironment:\n  ${HA_DIR_ENV}  HA directory of the cluster for client commands given no --cluster, --ha-dir or --address\n                  (the docker compose client service sets it)`,
+    );
 
   const run = (p: Promise<number>): Promise<void> => p.then(setExitCode);
 
@@ -199,6 +204,18 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
         json: o.json,
       }),
     ),
+  );
+
+  withClusterTarget(
+    json(
+      program
+        .command('leader')
+        .description('which JobMaster leads: id, address, epoch, and whether it answers (read from leader.json)')
+        .option('--id', 'print only the leader\'s id; under docker compose that is its service name: docker compose kill "$(docker compose run --rm -T client leader --id)"', false)
+        .option('--timeout <duration>', 'deadline of the health check of the recorded leader', parseDurationArg, 3_000),
+    ),
+  ).action((o: RawTarget & { json: boolean; id: boolean; timeout: number }) =>
+    run(handlers.leader({ ...target(o), json: o.json, idOnly: o.id, timeoutMs: o.timeout })),
   );
 
   // ---- jobs ----

@@ -5,6 +5,7 @@ export * from './ids.js';
 export * from './logger.js';
 export * from './proto.js';
 export * from './grpc.js';
+export * from './health.js';
 export * from './lifecycle.js';
 export * from './atomic-file.js';
 export * from './subpartition-bytes.js';

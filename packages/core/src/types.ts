@@ -65,3 +65,6 @@ export type * from './generated/rebound/v1/TaskManagerHeartbeat.js';
 export type * from './generated/rebound/v1/TaskManagerInfo.js';
 export type * from './generated/rebound/v1/TaskManagerLocation.js';
 export type * from './generated/rebound/v1/VertexStatus.js';
+export type * from './generated/grpc/health/v1/Health.js';
+export type * from './generated/grpc/health/v1/HealthCheckRequest.js';
+export * from './generated/grpc/health/v1/HealthCheckResponse.js';

@@ -1,10 +1,13 @@
 import * as grpc from '@grpc/grpc-js';
 import {
   ClusterSecurity,
+  HealthServices,
+  HealthStatusManager,
   NotLeaderError,
   bindServer,
   errorMessage,
   handleUnary,
+  loadHealthProto,
   loadProto,
   shutdownServer,
   systemClock,
@@ -77,11 +80,15 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
     }),
   };
 
+  // A standby is a healthy process ("" SERVING) whose Dispatcher is not serving: probes that
+  // ask for the Dispatcher find the leader, container healthchecks ask for the process.
+  const health = new HealthStatusManager({ [HealthServices.server]: 'NOT_SERVING', [HealthServices.dispatcher]: 'NOT_SERVING' });
   const proto = loadProto();
   const security = ClusterSecurity.of(config);
   const server = new grpc.Server(security.serverOptions({ 'grpc.max_receive_message_length': 256 * 1024 * 1024 }));
   server.addService(proto.Dispatcher.service, dispatcher);
   server.addService(proto.JobMasterGateway.service, gateway);
+  server.addService(loadHealthProto().Health.service, health.handlers());
   const host = config.getString('jobmaster.bind-host');
   const port = await bindServer(server, host, config.getInt('jobmaster.port'), security.serverCredentials());
   const address = `${host}:${port}`;
@@ -96,6 +103,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
         leader = services;
         try {
           await services.start();
+          if (leader === services) health.setStatus(HealthServices.dispatcher, 'SERVING');
         } catch (err) {
           logger.error({ err: errorMessage(err) }, 'starting leader services failed');
         }
@@ -105,6 +113,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
     revokeLeadership: (reason) => {
       transitions = transitions.then(async () => {
         logger.warn({ reason }, 'leadership revoked');
+        health.setStatus(HealthServices.dispatcher, 'NOT_SERVING');
         const old = leader;
         leader = undefined;
         await old?.close();
@@ -112,6 +121,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       return transitions;
     },
   });
+  health.setStatus(HealthServices.server, 'SERVING');
   logger.info({ address }, 'JobMaster started');
 
   return {
@@ -119,6 +129,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
     address,
     leaderEpoch: () => leader?.epoch,
     close: async () => {
+      health.shutdown();
       await election.stop();
       await transitions;
       const l = leader;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { ClusterSecurity, bindServer, loadProto, shutdownServer, systemClock } from '@rebound/core';
+import { ClusterSecurity, HealthServices, HealthStatusManager, bindServer, loadHealthProto, loadProto, shutdownServer, systemClock } from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
 import { EpochFence, readLeader } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
@@ -37,11 +37,14 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   const fence = new EpochFence(async () => (await readLeader(opts.haDir))?.epoch);
   const executor = new TaskExecutor(opts.id, opts.slots, store, new ModuleCache(join(opts.dataDir, 'modules')), opts.config, logger, clock, fence);
 
+  // "" is the process; the TaskExecutorGateway name reads SERVING only while a leader has it registered.
+  const health = new HealthStatusManager({ [HealthServices.server]: 'NOT_SERVING', [HealthServices.taskExecutor]: 'NOT_SERVING' });
   const proto = loadProto();
   const security = ClusterSecurity.of(opts.config);
   const server = new grpc.Server(security.serverOptions({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 }));
   server.addService(proto.TaskExecutorGateway.service, executor.handlers());
   server.addService(proto.PartitionService.service, createPartitionServiceHandlers(store, opts.logger));
+  server.addService(loadHealthProto().Health.service, health.handlers());
   const host = opts.config.getString('taskmanager.bind-host');
   const port = await bindServer(server, host, opts.config.getInt('taskmanager.port'), security.serverCredentials());
   const address = `${host}:${port}`;
@@ -60,18 +63,23 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
     },
     {
       onLeaderElected: (epoch) => executor.onLeaderElected(epoch),
-      onJobMasterConnected: () => undefined,
-      onJobMasterLost: (epoch, reason) => executor.onJobMasterLost(epoch, reason),
+      onJobMasterConnected: () => health.setStatus(HealthServices.taskExecutor, 'SERVING'),
+      onJobMasterLost: (epoch, reason) => {
+        health.setStatus(HealthServices.taskExecutor, 'NOT_SERVING');
+        executor.onJobMasterLost(epoch, reason);
+      },
     },
   );
   executor.attach(jobLeader);
   jobLeader.start();
+  health.setStatus(HealthServices.server, 'SERVING');
   logger.info({ address, slots: opts.slots, dataDir: opts.dataDir }, 'TaskManager started');
 
   return {
     id: opts.id,
     address,
     close: async () => {
+      health.shutdown();
       await jobLeader.stop();
       await executor.close();
       await shutdownServer(server);

@@ -1,0 +1,333 @@
+/**
+ * `npm run test:compose`: the README's Docker compose path, for real. Builds the image, starts the
+ * compose cluster (2 JobMasters, 3 TaskManagers, recovery on) under a project name of its own,
+ * submits a slow wordcount through the `client` service, kills the leading JobMaster's container by
+ * the name `rebound leader --id` prints, and checks that the job finishes under the standby with
+ * the finished work reused and the output right. `ensure-docker.sh` has made Docker available.
+ *
+ * Traffic goes only to the Docker engine's socket and to the containers and network this test
+ * creates; nothing is pulled.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+/** Containers, network and volume all carry this project name: the test's own. */
+const PROJECT = `rebound-e2e-${process.pid}`;
+/** Its own tag, so the test never replaces a `rebound:latest` someone built by hand. */
+const IMAGE = 'rebound:e2e';
+const SERVICES = ['jobmaster-1', 'jobmaster-2', 'taskmanager-1', 'taskmanager-2', 'taskmanager-3'];
+
+// The job: 12 files (12 source subtasks over 6 slots: two waves), each source sleeping per line so
+// a wave takes ~30 s: long enough to kill the leader while the second wave runs even when a
+// `docker compose` command takes 10 s on a loaded machine.
+const FILES = 12;
+const LINES = 600;
+const RECORD_DELAY_MS = 50;
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function run(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Run> {
+  return new Promise((done, fail) => {
+    execFile(cmd, args, { cwd: ROOT, env, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const e = err as (NodeJS.ErrnoException & { killed?: boolean; code?: number | string }) | null;
+      if (e?.killed) fail(new Error(`${cmd} ${args.join(' ')} did not end within ${timeoutMs / 1000} s\n${stderr}`));
+      else if (e && typeof e.code !== 'number') fail(e);
+      else done({ code: typeof e?.code === 'number' ? e.code : 0, stdout, stderr });
+    });
+  });
+}
+
+function lastLine(text: string): string {
+  return text.trim().split('\n').at(-1) ?? '';
+}
+
+const since = (t0: number): string => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
+const log = (line: string): void => void process.stdout.write(`[compose e2e] ${line}\n`);
+
+/** `docker compose` (v2) where it exists, else Debian's `docker-compose` 1.29: the file suits both. */
+async function composeCommand(): Promise<string[]> {
+  const v2 = await run('docker', ['compose', 'version'], process.env, 30_000).catch(() => undefined);
+  return v2?.code === 0 ? ['docker', 'compose'] : ['docker-compose'];
+}
+
+/** The base image ensure-docker.sh made available, chosen the same way. */
+async function baseImage(): Promise<string> {
+  const candidates = process.env.REBOUND_BASE_IMAGE ? [process.env.REBOUND_BASE_IMAGE] : ['node:20-bookworm-slim', 'rebound-node-base:trixie'];
+  for (const image of candidates) {
+    if ((await run('docker', ['image', 'inspect', image], process.env, 30_000)).code === 0) return image;
+  }
+  throw new Error(`base image missing: none of ${candidates.join(', ')} is present; run test/compose/ensure-docker.sh (as root)`);
+}
+
+/** Seeded lines over a fixed vocabulary; the expected counts come from what was generated. */
+function generateInput(dir: string): Map<string, number> {
+  const vocabulary = ['rebound', 'flink', 'batch', 'leader', 'epoch', 'partition', 'shuffle', 'split', 'café', 'naïve', 'über', 'мир', '数据', '42', 'x1'];
+  const separators = [' ', ', ', ' — ', '; ', ' (', ') ', '. '];
+  let state = 2026;
+  const next = (n: number): number => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state % n;
+  };
+  const counts = new Map<string, number>();
+  mkdirSync(dir, { recursive: true });
+  for (let f = 0; f < FILES; f++) {
+    const lines: string[] = [];
+    for (let l = 0; l < LINES; l++) {
+      let line = '';
+      const words = 2 + next(7);
+      for (let w = 0; w < words; w++) {
+        const word = vocabulary[next(vocabulary.length)]!;
+        counts.set(word, (counts.get(word) ?? 0) + 1);
+        line += (w > 0 ? separators[next(separators.length)] : '') + word;
+      }
+      lines.push(next(4) === 0 ? line.toUpperCase() : line);
+    }
+    writeFileSync(join(dir, `part-${String(f).padStart(2, '0')}.txt`), `${lines.join('\n')}\n`);
+  }
+  return counts;
+}
+
+/** Our own reading of the input: a word is a run of letters or digits, compared lower-cased. */
+function tokenize(text: string): string[] {
+  const words: string[] = [];
+  let current = '';
+  for (const ch of text) {
+    if (/^[\p{L}\p{N}]$/u.test(ch)) current += ch;
+    else if (current) {
+      words.push(current.toLowerCase());
+      current = '';
+    }
+  }
+  if (current) words.push(current.toLowerCase());
+  return words;
+}
+
+function readOutput(dir: string): Map<string, number> {
+  const got = new Map<string, number>();
+  for (const name of readdirSync(dir).filter((n) => !n.startsWith('.') && !n.startsWith('_'))) {
+    for (const line of readFileSync(join(dir, name), 'utf8').split('\n')) {
+      if (!line) continue;
+      const [word, count] = line.split('\t');
+      if (got.has(word!)) throw new Error(`'${word}' appears twice in the output`);
+      got.set(word!, Number(count));
+    }
+  }
+  return got;
+}
+
+interface VertexJson {
+  readonly name: string;
+  readonly parallelism: number;
+  readonly tasks: { readonly finished: number };
+}
+interface RecoveryJson {
+  readonly executionsRecovered: number;
+  readonly executionsReset: number;
+  readonly partitionsReused: number;
+  readonly restartedFromScratch: boolean;
+  readonly epoch: number;
+}
+interface StatusJson {
+  readonly jobId: string;
+  readonly state: string;
+  readonly vertices: readonly VertexJson[];
+  readonly recoveries: readonly RecoveryJson[];
+}
+interface LeaderJson {
+  readonly id: string;
+  readonly address: string;
+  readonly epoch: number;
+  readonly serving: boolean;
+}
+
+describe('docker compose: submit through client, kill the leader, the job carries on', () => {
+  let composeCmd: string[];
+  let base: string;
+  let data: string;
+  let env: NodeJS.ProcessEnv;
+  let up = false;
+  let passed = false;
+
+  const compose = (args: readonly string[], timeoutMs = 120_000, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> =>
+    run(composeCmd[0]!, [...composeCmd.slice(1), '-p', PROJECT, '-f', join(ROOT, 'docker-compose.yml'), ...args], { ...env, ...extraEnv }, timeoutMs);
+  const client = (args: readonly string[], timeoutMs = 120_000): Promise<Run> => compose(['run', '--rm', '-T', 'client', ...args], timeoutMs);
+
+  async function mustClient(args: readonly string[]): Promise<string> {
+    const r = await client(args);
+    if (r.code !== 0) throw new Error(`client ${args.join(' ')} exited ${r.code}: ${lastLine(r.stderr)}`);
+    return r.stdout;
+  }
+
+  /** service -> "running healthy" etc., from the engine's view of this project's containers. */
+  async function containerStates(): Promise<Map<string, string>> {
+    const ids = (await run('docker', ['ps', '-aq', '--filter', `label=com.docker.compose.project=${PROJECT}`], env, 30_000)).stdout.split('\n').filter(Boolean);
+    const states = new Map<string, string>();
+    if (ids.length === 0) return states;
+    const format = '{{index .Config.Labels "com.docker.compose.service"}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{else}}-{{end}}';
+    const r = await run('docker', ['inspect', '--format', format, ...ids], env, 30_000);
+    for (const line of r.stdout.split('\n').filter(Boolean)) {
+      const [service, ...rest] = line.split(' ');
+      if (service !== 'client') states.set(service!, rest.join(' '));
+    }
+    return states;
+  }
+
+  /** Waits on the containers' healthchecks (the daemons' grpc.health.v1 services). */
+  async function waitHealthy(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const states = await containerStates();
+      if (SERVICES.every((s) => states.get(s) === 'running healthy')) return;
+      const exited = [...states].filter(([, st]) => st.startsWith('exited'));
+      if (exited.length > 0) throw new Error(`containers exited while starting: ${exited.map(([s, st]) => `${s} ${st}`).join(', ')}`);
+      if (Date.now() > deadline) throw new Error(`not healthy within ${timeoutMs / 1000} s: ${[...states].map(([s, st]) => `${s}=${st}`).join(', ')}`);
+      await new Promise((r) => setTimeout(r, 1_000)); // the next look at the healthchecks
+    }
+  }
+
+  beforeAll(async () => {
+    composeCmd = await composeCommand();
+    base = await baseImage();
+    data = mkdtempSync(join(tmpdir(), 'rebound-compose-data-'));
+    env = { ...process.env, REBOUND_DATA: data, REBOUND_BASE_IMAGE: base, REBOUND_IMAGE: IMAGE, REBOUND_NODE_MODULES: 'context' };
+    log(`${composeCmd.join(' ')}, base image ${base}, project ${PROJECT}, data ${data}`);
+    const t0 = Date.now();
+    const build = await compose(['build'], 15 * 60_000);
+    if (build.code !== 0) throw new Error(`build failed: ${lastLine(build.stderr)}`);
+    log(`image ${IMAGE} built in ${since(t0)}`);
+  });
+
+  afterAll(async () => {
+    if (up && !passed) log((await compose(['logs', '--tail', '40'], 60_000).catch(() => ({ stdout: '' }))).stdout);
+    if (composeCmd) {
+      const down = await compose(['down', '-v', '--remove-orphans'], 180_000);
+      log(`down -v: exit ${down.code}`);
+    }
+    if (data) rmSync(data, { recursive: true, force: true });
+  });
+
+  it('says in one line what is missing: engine, data directory, a healthy cluster', async () => {
+    const preflight = join(ROOT, 'scripts/docker/preflight.sh');
+    const noEngine = await run('bash', [preflight], { ...env, DOCKER_HOST: `unix://${join(data, 'no-docker.sock')}` }, 60_000);
+    expect(noEngine.code).toBe(1);
+    expect(noEngine.stderr.trim()).toMatch(/^preflight: no Docker engine answers \(.*\); start dockerd/);
+    const noData = await run('bash', [preflight], { ...env, REBOUND_DATA: join(data, 'missing') }, 60_000);
+    expect(noData.code).toBe(1);
+    expect(noData.stderr.trim()).toBe(`preflight: data directory ${join(data, 'missing')} does not exist; create it (mkdir -p ${join(data, 'missing')}/input) or set REBOUND_DATA to one`);
+    expect((await run('bash', [preflight], env, 60_000)).stdout).toMatch(/^preflight: ok/);
+
+    // The client before the cluster: a bounded wait, then one line saying so.
+    const early = await compose(['run', '--rm', '-T', '-e', 'REBOUND_CLIENT_WAIT=2', 'client', 'list'], 120_000);
+    expect(early.code).toBe(1);
+    // docker-compose 1.29 adds its own lines (container creation, the exit code) around ours.
+    const ours = early.stderr.split('\n').filter((l) => l.startsWith('rebound:'));
+    expect(ours).toHaveLength(1);
+    expect(ours[0]).toMatch(/^rebound: the cluster is not ready after 2 s: no JobMaster has been elected/);
+  });
+
+  it('runs a slow wordcount across the death of the leading JobMaster', async () => {
+    const t0 = Date.now();
+    const started = await compose(['up', '-d'], 300_000);
+    if (started.code !== 0) throw new Error(`up failed: ${lastLine(started.stderr)}`);
+    up = true;
+    await waitHealthy(240_000);
+    log(`cluster healthy ${since(t0)} after up`);
+
+    const before = JSON.parse(await mustClient(['leader', '--json'])) as LeaderJson;
+    expect(before.id).toMatch(/^jobmaster-[12]$/);
+    expect(before).toMatchObject({ address: `${before.id}:6123`, serving: true });
+
+    const expected = generateInput(join(data, 'input'));
+    const ownCount = new Map<string, number>();
+    for (const name of readdirSync(join(data, 'input'))) {
+      for (const w of tokenize(readFileSync(join(data, 'input', name), 'utf8'))) ownCount.set(w, (ownCount.get(w) ?? 0) + 1);
+    }
+    expect(ownCount).toEqual(expected);
+
+    const submitted = await mustClient([
+      'submit', '--detached', '--json', 'examples/wordcount.ts', '--',
+      '--input', '/data/input', '--output', '/data/output', '--record-delay-ms', String(RECORD_DELAY_MS),
+    ]);
+    const { jobId } = JSON.parse(lastLine(submitted)) as { jobId: string };
+    log(`submitted ${jobId}`);
+
+    // `watch --json` in its own client container follows the job across the failover.
+    const watcher = spawn(composeCmd[0]!, [...composeCmd.slice(1), '-p', PROJECT, '-f', join(ROOT, 'docker-compose.yml'), 'run', '--rm', '-T', 'client', 'watch', jobId, '--json'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let last: StatusJson | undefined;
+    let watchErr = '';
+    let onStatus: ((s: StatusJson) => void) | undefined;
+    let buffered = '';
+    watcher.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      buffered += chunk;
+      const lines = buffered.split('\n');
+      buffered = lines.pop()!;
+      for (const line of lines.filter((l) => l.startsWith('{'))) {
+        last = JSON.parse(line) as StatusJson;
+        onStatus?.(last);
+      }
+    });
+    watcher.stderr.setEncoding('utf8').on('data', (chunk: string) => (watchErr += chunk));
+    const watchExit = new Promise<number>((r) => watcher.on('close', (code) => r(code ?? -1)));
+
+    // Asked while the job runs, not at the kill: a `client` run takes seconds on a loaded machine,
+    // and nothing changes the leader until the kill.
+    const victim = lastLine(await mustClient(['leader', '--id']));
+    expect(victim).toBe(before.id);
+
+    const source = (s: StatusJson): VertexJson => s.vertices.find((v) => v.name.startsWith('Source'))!;
+    const halfDone = (s: StatusJson): boolean => source(s).parallelism > 0 && source(s).tasks.finished >= source(s).parallelism / 2;
+    await new Promise<void>((done, fail) => {
+      const timer = setTimeout(() => fail(new Error(`half the source tasks did not finish within 5 min; last status: ${JSON.stringify(last)}`)), 5 * 60_000);
+      onStatus = (s) => {
+        if (halfDone(s)) {
+          clearTimeout(timer);
+          onStatus = undefined;
+          done();
+        }
+      };
+      if (last) onStatus(last);
+      void watchExit.then((code) => fail(new Error(`watch ended (exit ${code}) before half the sources finished: ${lastLine(watchErr)}`)));
+    });
+    const atKill = source(last!);
+    const killed = await compose(['kill', victim], 60_000);
+    expect(killed.code).toBe(0);
+    const tKill = Date.now();
+    log(`killed ${victim} with ${atKill.tasks.finished}/${atKill.parallelism} source tasks finished`);
+
+    const code = await Promise.race([
+      watchExit,
+      new Promise<number>((_, fail) => setTimeout(() => fail(new Error(`the job did not end within 6 min of the kill; last status: ${JSON.stringify(last)}`)), 6 * 60_000)),
+    ]);
+    expect(code, `watch: ${lastLine(watchErr)}`).toBe(0);
+    log(`FINISHED ${since(tKill)} after the kill`);
+    const final = last!;
+    expect(final.state).toBe('FINISHED');
+    expect(final.recoveries.length).toBe(1);
+    const report = final.recoveries[0]!;
+    log(`recovery report: ${JSON.stringify(report)}`);
+    expect(report.restartedFromScratch).toBe(false);
+    expect(report.executionsRecovered).toBeGreaterThanOrEqual(atKill.tasks.finished);
+    expect(report.partitionsReused).toBeGreaterThan(0);
+    expect(report.epoch).toBeGreaterThan(before.epoch);
+    expect((await containerStates()).get(victim)).toMatch(/^exited/);
+
+    const after = JSON.parse(await mustClient(['leader', '--json'])) as LeaderJson;
+    expect(after.id).not.toBe(victim);
+    expect(after).toMatchObject({ epoch: report.epoch, serving: true });
+
+    expect(readOutput(join(data, 'output'))).toEqual(expected);
+    passed = true;
+  });
+});

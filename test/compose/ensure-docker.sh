@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Makes Docker usable for `npm run test:compose`, installing and starting what is missing when run
+# as root: Debian's docker.io and docker-compose, a dockerd in the background, and a base image
+# (REBOUND_BASE_IMAGE if set; else node:20-bookworm-slim if present or pullable; else
+# rebound-node-base:trixie, built with ../shared/docker/make-base-image.sh, which needs debootstrap).
+# Exit 0 when all is there; else one line saying why Docker cannot run here, and exit 1.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+say() { echo "ensure-docker: $*"; }
+cannot() { echo "ensure-docker: Docker cannot run here: $*" >&2; exit 1; }
+is_root() { [ "$(id -u)" = 0 ]; }
+
+apt_install() {
+  is_root || cannot "$* missing and not root to install them"
+  command -v apt-get >/dev/null || cannot "$* missing and no apt-get to install them"
+  local log; log=$(mktemp)
+  say "installing $*"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >"$log" 2>&1; then
+    apt-get update -qq >"$log" 2>&1
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >"$log" 2>&1 || { rm -f "$log"; cannot "apt-get install $* failed"; }
+  fi
+  rm -f "$log"
+}
+
+missing=()
+command -v dockerd >/dev/null || missing+=(docker.io)
+command -v docker >/dev/null || missing+=(docker.io)
+command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || missing+=(docker-compose)
+[ ${#missing[@]} -eq 0 ] || apt_install $(printf '%s\n' "${missing[@]}" | sort -u)
+
+if ! docker info >/dev/null 2>&1; then
+  is_root || cannot "no Docker engine answers and not root to start dockerd"
+  command -v dockerd >/dev/null || cannot "no Docker engine answers and no dockerd"
+  log=/var/log/rebound-dockerd.log
+  say "starting dockerd (log: $log)"
+  setsid dockerd >"$log" 2>&1 </dev/null &
+  pid=$!
+  deadline=$((SECONDS + 60))
+  until docker info >/dev/null 2>&1; do
+    kill -0 "$pid" 2>/dev/null || cannot "dockerd exited: $(grep -v '^$' "$log" | tail -1)"
+    [ $SECONDS -lt $deadline ] || cannot "dockerd did not answer within 60 s: $(tail -1 "$log")"
+    sleep 0.5  # polling the engine's readiness, bounded by the deadline above
+  done
+fi
+say "Docker engine $(docker info --format '{{.ServerVersion}}') answers"
+
+if [ -n "${REBOUND_BASE_IMAGE:-}" ]; then
+  docker image inspect "$REBOUND_BASE_IMAGE" >/dev/null 2>&1 || timeout 120 docker pull -q "$REBOUND_BASE_IMAGE" >/dev/null 2>&1 \
+    || cannot "REBOUND_BASE_IMAGE=$REBOUND_BASE_IMAGE is not present and cannot be pulled"
+  say "base image $REBOUND_BASE_IMAGE"
+elif docker image inspect node:20-bookworm-slim >/dev/null 2>&1 || timeout 120 docker pull -q node:20-bookworm-slim >/dev/null 2>&1; then
+  say "base image node:20-bookworm-slim"
+elif docker image inspect rebound-node-base:trixie >/dev/null 2>&1; then
+  say "base image rebound-node-base:trixie (node:20-bookworm-slim cannot be pulled)"
+else
+  maker=${REBOUND_MAKE_BASE_IMAGE:-../shared/docker/make-base-image.sh}
+  [ -f "$maker" ] || cannot "node:20-bookworm-slim cannot be pulled and there is no $maker to build a base image"
+  command -v debootstrap >/dev/null || apt_install debootstrap
+  say "node:20-bookworm-slim cannot be pulled: building rebound-node-base:trixie with $maker"
+  start=$SECONDS
+  bash "$maker" rebound-node-base:trixie || cannot "$maker failed"
+  say "base image built in $((SECONDS - start)) s"
+fi
