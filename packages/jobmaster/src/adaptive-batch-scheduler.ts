@@ -4,7 +4,7 @@ import type { JobState } from '@rebound/core';
 import type { ExecutionGraph, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
 import type { JobMasterContext } from './job-master.js';
 import type { OperatorCoordinators } from './operator-coordinators.js';
-import { decideParallelismAndInputs, type SubpartitionRange } from './parallelism-decider.js';
+import { decideVertexParallelismAndInputs } from './parallelism-decider.js';
 import type { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';
 import { sinkTempFile } from './sink-committer.js';
 import type { TaskExecutorGateway } from './task-executor-gateway.js';
@@ -74,34 +74,8 @@ export class AdaptiveBatchScheduler {
 
   /** Initializes a non-source vertex once all its producers finished. */
   private initializeVertex(ejv: ExecutionJobVertex): void {
-    const n = this.graph.numSubpartitionsFor(ejv.producers[0]!, this.maxParallelism);
-    const bytes = new Array<number>(n).fill(0);
-    for (const producer of ejv.producers) {
-      for (const pv of producer.vertices) {
-        const sp = pv.ioMetrics?.subpartition_bytes ?? [];
-        for (let i = 0; i < n; i++) bytes[i]! += sp[i] ?? 0;
-      }
-    }
-    const broadcastOnly = ejv.jobVertex.inputs.every((e) => e.distribution === 'BROADCAST');
     const fixed = ejv.jobVertex.parallelism;
-    let parallelism: number;
-    let ranges: SubpartitionRange[];
-    if (broadcastOnly) {
-      parallelism = fixed || 1;
-      ranges = Array.from({ length: parallelism }, () => ({ start: 0, end: 0 }));
-    } else {
-      const decided = decideParallelismAndInputs(
-        bytes,
-        {
-          minParallelism: this.jobConfig.getInt('execution.batch.adaptive.auto-parallelism.min-parallelism'),
-          maxParallelism: ejv.jobVertex.max_parallelism || this.maxParallelism,
-          avgDataVolumePerTask: this.jobConfig.getBytes('execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task'),
-        },
-        fixed,
-      );
-      parallelism = decided.parallelism;
-      ranges = decided.ranges;
-    }
+    const { parallelism, ranges, inputBytes } = decideVertexParallelismAndInputs(ejv, this.graph.numSubpartitionsFor(ejv.producers[0]!, this.maxParallelism), this.jobConfig);
     this.graph.initializeVertex(
       ejv,
       parallelism,
@@ -109,7 +83,7 @@ export class AdaptiveBatchScheduler {
       fixed === 0,
     );
     this.logger.info(
-      { vertexId: ejv.id, vertexName: ejv.name, parallelism, adaptive: fixed === 0, inputBytes: bytes.reduce((a, b) => a + b, 0) },
+      { vertexId: ejv.id, vertexName: ejv.name, parallelism, adaptive: fixed === 0, inputBytes },
       'vertex initialized',
     );
     // Its tasks may be deployed before the coordinators started: requests wait for the start.
