@@ -13,6 +13,9 @@ interface OptionSpec<K extends Kind = Kind> {
   readonly testOnly?: boolean;
   /** Further validation of a string value: the problem, or undefined when it is fine. */
   readonly check?: (value: string) => string | undefined;
+  /** Inclusive bounds of an int value. */
+  readonly min?: number;
+  readonly max?: number;
 }
 
 const JOB_EVENT_TYPE_NAMES = ['ExecutionJobVertexInitialized', 'ExecutionVertexFinished', 'ExecutionVertexReset'];
@@ -61,6 +64,10 @@ export const OPTIONS = {
   'taskmanager.port': { kind: 'int', default: '0', description: 'Port of the TaskManager (0: any free port).' },
   'taskmanager.network.block-size': { kind: 'memory', default: '32 kb', description: 'Size of the blocks a partition is written and streamed in.' },
   'taskmanager.network.combiner.max-keys': { kind: 'int', default: '100000', description: 'Keys a producer-side combiner holds before it spills to the partition.' },
+  'rest.port': { kind: 'int', default: '8081', min: 0, max: 65535, description: 'Port of the REST API, dashboard and /metrics of a JobMaster (0: any free port).' },
+  'rest.bind-address': { kind: 'string', default: '127.0.0.1', description: 'Address the REST API binds to (and advertises unless it is a wildcard address).' },
+  'rest.stream.min-interval': { kind: 'duration', default: '500 ms', description: 'Shortest time between two updates the live stream (/v1/stream) sends one client; changes in between are coalesced.' },
+  'metrics.port': { kind: 'int', default: '9249', min: 0, max: 65535, description: 'Port of the Prometheus /metrics endpoint of a TaskManager (0: any free port).' },
   'debug.allow-test-options': { kind: 'boolean', default: 'false', description: 'Allow the debug.* crash points used by tests and the chaos harness.' },
   'debug.crash.before-event': { kind: 'string', default: '', testOnly: true, check: checkEventCrashPoint, description: 'Test only: the JobMaster exits abruptly (like SIGKILL) just before it writes the Nth event of a type: <EventType>:<N>.' },
   'debug.crash.after-event': { kind: 'string', default: '', testOnly: true, check: checkEventCrashPoint, description: 'Test only: the JobMaster exits abruptly just after the Nth event of a type is durable: <EventType>:<N>.' },
@@ -122,9 +129,14 @@ function validate(key: string, value: string, allowTestOptions: boolean): void {
     case 'memory':
       parseMemorySize(value, key);
       return;
-    case 'int':
+    case 'int': {
       if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${key}: '${value}' is not an integer`);
+      const n = Number.parseInt(value, 10);
+      if ((spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
+        throw new ConfigError(`${key}: ${n} is out of range; use ${spec.min ?? '…'} to ${spec.max ?? '…'}`);
+      }
       return;
+    }
     case 'boolean':
       if (!/^(true|false)$/i.test(value.trim())) throw new ConfigError(`${key}: '${value}' is not true or false`);
       return;

@@ -19,3 +19,4 @@ export {
   JOB_STATUS_FILE,
 } from './job-graph-store.js';
 export { EpochFence } from './epoch-fence.js';
+export { type ProcessEndpoint, ENDPOINTS_DIR, publishEndpoint, withdrawEndpoint, listEndpoints, readEndpoint, endpointAlive } from './endpoints.js';

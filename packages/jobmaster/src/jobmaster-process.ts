@@ -9,12 +9,15 @@ import {
   systemClock,
 } from '@rebound/core';
 import type { Clock, Configuration, DispatcherHandlers, JobMasterGatewayHandlers, Logger } from '@rebound/core';
-import { LeaderElectionService } from '@rebound/ha';
+import { LeaderElectionService, publishEndpoint, withdrawEndpoint } from '@rebound/ha';
 import { LeaderServices } from './leader-services.js';
+import { startRestServer } from './rest/index.js';
 
 export interface JobMasterProcess {
   readonly id: string;
   readonly address: string;
+  /** REST API, dashboard and /metrics, e.g. http://127.0.0.1:8081 */
+  readonly restUrl: string;
   /** Current leader epoch, when this process leads. */
   leaderEpoch(): number | undefined;
   close(): Promise<void>;
@@ -83,6 +86,17 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   const port = await bindServer(server, host, config.getInt('jobmaster.port'));
   const address = `${host}:${port}`;
 
+  // Before the election: a leader is observable from its first moment, a standby from its start.
+  let rest;
+  try {
+    rest = await startRestServer({ id, haDir, config, logger: opts.logger, clock, leader: () => leader });
+  } catch (err) {
+    await shutdownServer(server);
+    throw err;
+  }
+  await publishEndpoint(haDir, { id, role: 'jobmaster', address, restUrl: rest.url, startedAtMs: clock.now() });
+  const restServer = rest;
+
   const election = new LeaderElectionService({ haDir, contenderId: id, address, config, logger: opts.logger.child({ component: 'LeaderElection' }), clock });
   await election.start({
     grantLeadership: (epoch) => {
@@ -108,11 +122,12 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       return transitions;
     },
   });
-  logger.info({ address }, 'JobMaster started');
+  logger.info({ address, restUrl: restServer.url }, 'JobMaster started');
 
   return {
     id,
     address,
+    restUrl: restServer.url,
     leaderEpoch: () => leader?.epoch,
     close: async () => {
       await election.stop();
@@ -120,6 +135,8 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       const l = leader;
       leader = undefined;
       await l?.close();
+      await restServer.close();
+      await withdrawEndpoint(haDir, id).catch(() => undefined);
       await shutdownServer(server);
       logger.info('JobMaster stopped');
     },
