@@ -74,7 +74,17 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
     logger,
   );
 
-  const app = Fastify({ logger: false, bodyLimit: 1 << 20, return503OnClosing: true, forceCloseConnections: true });
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 1 << 20,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+    // Malformed URLs and headers get the same JSON error body as everything else.
+    frameworkErrors: (err, _req, reply) => {
+      const status = statusOf(err);
+      void (reply as FastifyReply).code(status === 500 ? 400 : status).send({ errors: [errorMessage(err)] });
+    },
+  });
   let selfUrl = '';
 
   // Cross-origin reads from the other JobMasters' dashboards (after a leader dies the page talks to
