@@ -116,6 +116,32 @@ describe('REST API', () => {
     expect(config.body.find((e) => e.key === 'execution.batch.job-recovery.enabled')?.value).toBe('true');
   });
 
+  it('serves Prometheus metrics on every JobMaster and TaskManager', async () => {
+    const { leader, standby } = await urls();
+    const text = (await http<string>(`${leader}/metrics`)).body;
+    for (const name of ['rebound_jobmaster_leader', 'rebound_jobmaster_epoch', 'rebound_jobs', 'rebound_recoveries_total', 'rebound_event_store_appends_total', 'rebound_event_store_flush_duration_seconds']) {
+      expect(text).toContain(`# HELP ${name} `);
+      expect(text).toContain(`# TYPE ${name} `);
+    }
+    expect(text).toMatch(/^rebound_jobmaster_leader\{jobmaster_id="jm-\d"\} 1$/m);
+    expect(text).toMatch(/^rebound_jobs\{state="FINISHED",jobmaster_id="jm-\d"\} [1-9]/m);
+    expect(text).toMatch(/^rebound_event_store_appends_total\{jobmaster_id="jm-\d"\} [1-9]/m);
+    expect((await http<string>(`${standby}/metrics`)).body).toMatch(/^rebound_jobmaster_leader\{jobmaster_id="jm-\d"\} 0$/m);
+    for (const name of text.split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2]!)) expect(name).toMatch(/^rebound_/);
+
+    const tms = (await cluster.processes()).filter((p) => p.role === 'taskmanager');
+    expect(tms.length).toBe(2);
+    for (const tm of tms) {
+      expect(tm.metricsUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const m = (await http<string>(`${tm.metricsUrl}/metrics`)).body;
+      expect(m).toContain('# TYPE rebound_taskmanager_slots gauge');
+      expect(m).toContain(`rebound_taskmanager_slots{state="total",taskmanager_id="${tm.id}"} 2`);
+      expect(m).toContain('# TYPE rebound_taskmanager_retained_partitions gauge');
+      expect(m).toContain('# TYPE rebound_taskmanager_registration_retries_total counter');
+      expect((await http(`${tm.metricsUrl}/nope`)).status).toBe(404);
+    }
+  });
+
   it('answers bad input with 4xx and a JSON errors array, and keeps serving', async () => {
     const { leader } = await urls();
     const cases: [string, string, number][] = [
@@ -208,6 +234,10 @@ describe('REST API', () => {
       await cluster.waitForJob(jobId, 90_000);
       const recoveries = await http<{ recoveries: Json[] }>(`${c.leader!.restUrl}/v1/jobs/${jobId}/recoveries`);
       expect(recoveries.body.recoveries.length).toBe(1);
+      const metrics = (await http<string>(`${c.leader!.restUrl}/metrics`)).body;
+      expect(metrics).toMatch(/^rebound_recoveries_total\{outcome="recovered",jobmaster_id="jm-\d"\} 1$/m);
+      expect(metrics).toMatch(/^rebound_recovery_tasks_total\{outcome="reused",jobmaster_id="jm-\d"\} [1-9]/m);
+      expect(metrics).toMatch(/^rebound_jobmaster_epoch\{jobmaster_id="jm-\d"\} [2-9]/m);
     } finally {
       sse.close();
     }

@@ -1,3 +1,4 @@
+import { reportAppend, reportFlush } from './metrics.js';
 import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
@@ -246,6 +247,7 @@ export class FileSystemJobEventStore implements JobEventStore {
     this.counters.eventsWritten++;
     this.batchEvents++;
     const frameLength = w.pos - frameStart;
+    reportAppend(frameLength);
     let flush = cutBlock;
     if (frameLength > this.writeBufferSize) {
       // Larger than the buffer: what precedes it goes first, then the frame on its own.
@@ -372,6 +374,8 @@ export class FileSystemJobEventStore implements JobEventStore {
         return;
       }
       this.counters.flushes++;
+      const flushStart = performance.now();
+      const bytesBefore = this.counters.bytesWritten;
       let group: Buffer[] = [];
       for (const item of items) {
         if (item === CUT) {
@@ -385,6 +389,7 @@ export class FileSystemJobEventStore implements JobEventStore {
       }
       if (group.length > 0) await this.writeToFile(group);
       await this.syncFile();
+      reportFlush(performance.now() - flushStart, this.counters.bytesWritten - bytesBefore);
     } catch (err) {
       this.counters.eventsDropped += events;
       this.fail(err, 'cannot write job events');

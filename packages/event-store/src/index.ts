@@ -17,3 +17,4 @@ export {
   listEventFiles,
   type EventFileRef,
 } from './format.js';
+export { observeEventStores, type EventStoreObserver } from './metrics.js';

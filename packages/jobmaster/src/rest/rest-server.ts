@@ -7,6 +7,7 @@ import { REBOUND_VERSION } from './flink-json.js';
 import { BadRequestError, JobViews, intParam, parseJobId } from './job-views.js';
 import type { LeaderView } from './leader-view.js';
 import { LiveStream } from './live-stream.js';
+import { createJobMasterMetrics } from './metrics.js';
 
 export interface RestServerOptions {
   readonly id: string;
@@ -192,6 +193,11 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
   };
   await app.register(routes);
   await app.register(routes, { prefix: '/v1' });
+  const metrics = createJobMasterMetrics({ haDir, jobmasterId: id, leader: opts.leader });
+  app.get('/metrics', async (_req, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.header('content-type', metrics.registry.contentType).send(text);
+  });
   await opts.extraRoutes?.(app);
 
   const requestedPort = config.getInt('rest.port');
@@ -199,6 +205,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
     await app.listen({ host, port: requestedPort });
   } catch (err) {
     await app.close().catch(() => undefined);
+    metrics.close();
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
       throw new ReboundError(ErrorCode.ADDRESS_IN_USE, `rest.port ${requestedPort} on ${host} is already in use; choose another rest.port (0: any free port)`);
@@ -217,6 +224,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
     stream,
     close: async () => {
       stream.close();
+      metrics.close();
       await app.close();
     },
   };
