@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { dashboardAssets } from '@rebound/dashboard';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { ErrorCode, JobNotFoundError, OPTIONS, ReboundError, errorMessage, type Clock, type ConfigKey, type Configuration, type Logger } from '@rebound/core';
 import { listEndpoints, readEndpoint, readLeader } from '@rebound/ha';
@@ -193,6 +194,11 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
   };
   await app.register(routes);
   await app.register(routes, { prefix: '/v1' });
+  // The dashboard: bundled on first request, served by every JobMaster (it works through a failover).
+  app.get('/', async (_req, reply) => reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-cache').send((await dashboardAssets()).html));
+  app.get('/assets/app.js', async (_req, reply) =>
+    reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').send((await dashboardAssets()).js),
+  );
   const metrics = createJobMasterMetrics({ haDir, jobmasterId: id, leader: opts.leader });
   app.get('/metrics', async (_req, reply) => {
     const text = await metrics.registry.metrics();
