@@ -56,7 +56,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in a browser', () => {
   it('shows the new epoch and the recovery row after the leader is killed, without a reload', async () => {
     const leader = (await cluster.leader())!;
     const leaderUrl = (await cluster.process(leader.jobmasterId)).restUrl!;
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: 2000, keys: 97, output: join(data, 'out'), reduceDelayMs: 10 }), {
+    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: 4000, keys: 97, output: join(data, 'out'), reduceDelayMs: 10 }), {
       config: { 'taskmanager.network.combiner.max-keys': '0' },
     });
     const page = await browser.newPage();
