@@ -117,7 +117,7 @@ function EventLog({ conn, jobId, version }: { conn: LiveConnection; jobId: strin
         <table>
           <tbody>
             {doc.events.map((e) => (
-              <tr key={e.index}><td class="mono">{e.line}</td></tr>
+              <tr key={e.index}><td class="mono wrap">{e.line}</td></tr>
             ))}
           </tbody>
         </table>
@@ -133,7 +133,7 @@ function EventLog({ conn, jobId, version }: { conn: LiveConnection; jobId: strin
   );
 }
 
-function JobPage({ conn, job, recoveries, jobId }: { conn: LiveConnection; job: JobDoc | undefined; recoveries: RecoveriesDoc | undefined; jobId: string }) {
+function JobPage({ conn, job, recoveries, jobId, cluster }: { conn: LiveConnection; job: JobDoc | undefined; recoveries: RecoveriesDoc | undefined; jobId: string; cluster: ClusterDoc | undefined }) {
   if (!job || job.jid !== jobId) return <div class="card">Loading job {jobId}…</div>;
   const c = job['status-counts'];
   const total = Object.values(c).reduce((a, b) => a + b, 0);
@@ -161,6 +161,7 @@ function JobPage({ conn, job, recoveries, jobId }: { conn: LiveConnection; job: 
         <h2>JobMaster failovers</h2>
         <RecoveryTimeline doc={recoveries?.jid === jobId ? recoveries : undefined} />
       </div>
+      <ClusterCards cluster={cluster} />
       <EventLog conn={conn} jobId={jobId} version={`${c.FINISHED}-${job.state}-${job.rebound.leaderEpoch}`} />
     </>
   );
@@ -218,7 +219,7 @@ function App() {
       </header>
       <main>
         {r.jobId ? (
-          <JobPage conn={connection} job={job} recoveries={recoveries} jobId={r.jobId} />
+          <JobPage conn={connection} job={job} recoveries={recoveries} jobId={r.jobId} cluster={cluster} />
         ) : (
           <>
             <JobList jobs={jobs} />
@@ -230,4 +231,6 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = '';
+render(<App />, root);
