@@ -52,6 +52,16 @@ describe('REST API', () => {
     for (const p of (await cluster.processes()).filter((x) => x.role === 'jobmaster')) {
       expect(p.restUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     }
+    const { leader } = await urls();
+    const status = await cluster.rebound(['local', 'status']);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain(`dashboard ${leader}/`);
+    const page = await http<string>(`${leader}/`);
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('<script type="module" src="assets/app.js">');
+    const js = await http<string>(`${leader}/assets/app.js`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
   });
 
   it("answers Flink's paths with Flink's documented fields", async () => {

@@ -1,4 +1,3 @@
-import { reportAppend, reportFlush } from './metrics.js';
 import { mkdir, open, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import {
@@ -31,6 +30,7 @@ import type { JobEventStore } from './job-event-store.js';
 import { DEFAULT_JOB_EVENT_STORE_SETTINGS, jobEventStoreSettings, type JobEventStoreDurability } from './options.js';
 import { ProtoWriter } from './proto-codec.js';
 import { timerScheduler, type FlushScheduler } from './scheduler.js';
+import { reportAppend, reportFlush } from './metrics.js';
 
 /** The part of a file handle the writer uses; injectable to simulate a full disk. */
 export interface EventFileHandle {
