@@ -23,7 +23,9 @@ const LAYERS = {
   api: ['core'],
   ha: ['core'],
   'event-store': ['core'],
-  jobmaster: ['core', 'api', 'ha', 'event-store'],
+  // The dashboard is browser code the JobMaster bundles and serves; it imports no package.
+  dashboard: [],
+  jobmaster: ['core', 'api', 'ha', 'event-store', 'dashboard'],
   taskmanager: ['core', 'api', 'ha'],
   cli: ['core', 'api', 'ha', 'event-store', 'jobmaster', 'taskmanager'],
   // The chaos harness drives clusters through the CLI and reads HA files and event logs.
@@ -148,7 +150,7 @@ module.exports = {
     enhancedResolveOptions: {
       exportsFields: ['exports'],
       conditionNames: ['import', 'require', 'node', 'default', 'types'],
-      extensions: ['.ts', '.js', '.mjs', '.cjs', '.json', '.d.ts'],
+      extensions: ['.ts', '.tsx', '.js', '.jsx', '.mjs', '.cjs', '.json', '.d.ts'],
     },
     progress: { type: 'none' },
   },

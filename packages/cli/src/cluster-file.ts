@@ -17,6 +17,10 @@ export interface ClusterProcess {
   readonly dataDir?: string;
   readonly slots?: number;
   readonly startedAtMs: number;
+  /** JobMasters: REST API, dashboard and /metrics. */
+  readonly restUrl?: string;
+  /** TaskManagers: Prometheus /metrics. */
+  readonly metricsUrl?: string;
 }
 
 /** `<workdir>/cluster.json`: what `rebound local` knows about the cluster it started. */
@@ -51,7 +55,7 @@ function invalid(path: string, why: string): ReboundError {
 function parseProcess(path: string, raw: unknown, index: number): ClusterProcess {
   const o = raw as Record<string, unknown>;
   if (typeof o !== 'object' || o === null) throw invalid(path, `processes[${index}] is not an object`);
-  const { id, role, pid, address, logFile, dataDir, slots, startedAtMs } = o;
+  const { id, role, pid, address, logFile, dataDir, slots, startedAtMs, restUrl, metricsUrl } = o;
   if (typeof id !== 'string' || id === '') throw invalid(path, `processes[${index}].id is missing`);
   if (role !== 'jobmaster' && role !== 'taskmanager') throw invalid(path, `processes[${index}].role is not jobmaster or taskmanager`);
   if (!Number.isSafeInteger(pid) || (pid as number) <= 0) throw invalid(path, `processes[${index}].pid is not a pid`);
@@ -66,6 +70,8 @@ function parseProcess(path: string, raw: unknown, index: number): ClusterProcess
     ...(typeof dataDir === 'string' ? { dataDir } : {}),
     ...(typeof slots === 'number' ? { slots } : {}),
     startedAtMs: typeof startedAtMs === 'number' ? startedAtMs : 0,
+    ...(typeof restUrl === 'string' ? { restUrl } : {}),
+    ...(typeof metricsUrl === 'string' ? { metricsUrl } : {}),
   };
 }
 

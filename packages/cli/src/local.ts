@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Configuration, ErrorCode, ReboundError, errorMessage, sleep, type ClusterOverview__Output } from '@rebound/core';
-import { readLeader, type LeaderInfo } from '@rebound/ha';
+import { readEndpoint, readLeader, type LeaderInfo } from '@rebound/ha';
 import { buildConfiguration, parseDynamicProperties } from './args.js';
 import { ClusterClient, clientConfiguration, clientOptionsFrom, type ClusterTarget } from './client.js';
 import {
@@ -73,6 +73,25 @@ async function waitForRegistration(client: ClusterClient, ids: readonly string[]
   }
 }
 
+/**
+ * Each daemon of a local cluster gets its own HTTP port: any free one, or, when the cluster's
+ * configuration names a port, that port plus the daemon's number minus one (jm-2 gets rest.port + 1).
+ */
+export function httpPortFor(role: ProcessRole, id: string, config: Readonly<Record<string, string>>): Record<string, string> {
+  const key = role === 'jobmaster' ? 'rest.port' : 'metrics.port';
+  const base = config[key];
+  if (base === undefined || Number(base) === 0) return { [key]: '0' };
+  const n = Number(/-(\d+)$/.exec(id)?.[1] ?? 1);
+  return { [key]: String(Number(base) + Math.max(0, n - 1)) };
+}
+
+/** The REST or metrics URL a daemon published in the HA directory (absent for older daemons). */
+async function withHttpUrl(haDir: string, p: ClusterProcess): Promise<ClusterProcess> {
+  const ep = await readEndpoint(haDir, p.id).catch(() => undefined);
+  if (!ep || ep.pid !== p.pid) return p;
+  return { ...p, ...(ep.restUrl ? { restUrl: ep.restUrl } : {}), ...(ep.metricsUrl ? { metricsUrl: ep.metricsUrl } : {}) };
+}
+
 async function startDaemons(
   workdir: string,
   file: () => ClusterFile,
@@ -87,7 +106,7 @@ async function startDaemons(
       role: s.role,
       id: s.id,
       haDir: resolve(workdir, file().haDir),
-      config: { ...file().config, ...(s.extra ?? {}) },
+      config: { ...file().config, ...(s.extra ?? {}), ...httpPortFor(s.role, s.id, { ...file().config, ...(s.extra ?? {}) }) },
       ...(s.slots !== undefined ? { slots: s.slots } : {}),
     }),
   );
@@ -98,7 +117,7 @@ async function startDaemons(
     f = upsertProcess(f, { id: d.spec.id, role: d.spec.role, pid: d.pid, address: '', logFile: d.logFile, ...(d.dataDir ? { dataDir: d.dataDir } : {}), ...(d.spec.slots !== undefined ? { slots: d.spec.slots } : {}), startedAtMs: Date.now() });
   }
   await update(f);
-  const ready = await Promise.all(spawned.map((d) => waitForReady(d, deadline)));
+  const ready = await Promise.all(spawned.map(async (d) => withHttpUrl(resolve(workdir, file().haDir), await waitForReady(d, deadline))));
   f = file();
   for (const p of ready) f = upsertProcess(f, p);
   await update(f);
@@ -161,9 +180,10 @@ export async function localUp(opts: LocalUpOptions, io: CliIo): Promise<number> 
           `local cluster up in ${workdir}: ${opts.jobmasters} JobMaster(s), ${opts.taskmanagers} TaskManager(s) with ${opts.slots} slot(s) each`,
           `  HA dir  ${haDir}`,
           `  leader  ${current.jobmasterId} (epoch ${current.epoch}) at ${current.address}`,
+          `  dashboard  ${file.processes.find((p) => p.id === current.jobmasterId)?.restUrl ?? '-'}/`,
           ...renderTable(
-            ['ID', 'ROLE', 'PID', 'ADDRESS', 'LOG'],
-            file.processes.map((p) => [p.id, p.role, String(p.pid), p.address, p.logFile]),
+            ['ID', 'ROLE', 'PID', 'ADDRESS', 'HTTP', 'LOG'],
+            file.processes.map((p) => [p.id, p.role, String(p.pid), p.address, p.restUrl ?? p.metricsUrl ?? '-', p.logFile]),
           ).map((l) => `  ${l}`),
         ]);
       }
@@ -266,16 +286,18 @@ export async function localStatus(opts: LocalStatusOptions, io: CliIo): Promise<
     `cluster  ${report.workdir}`,
     `HA dir   ${report.haDir}`,
     leaderLine,
+    `dashboard ${leaderProc?.alive && leaderProc.restUrl ? `${leaderProc.restUrl}/` : (report.processes.find((p) => p.role === 'jobmaster' && p.alive && p.restUrl)?.restUrl ?? '-')}`,
     `TaskManagers registered: ${registeredCount}/${tmCount}`,
     '',
     ...renderTable(
-      ['ID', 'ROLE', 'PID', 'ALIVE', 'ADDRESS', ''],
+      ['ID', 'ROLE', 'PID', 'ALIVE', 'ADDRESS', 'HTTP', ''],
       report.processes.map((p) => [
         p.id,
         p.role,
         String(p.pid),
         p.alive ? 'yes' : 'no',
         p.address || '-',
+        p.restUrl ?? p.metricsUrl ?? '-',
         p.leader ? 'leader' : p.registered ? `registered (${p.slotsFree ?? '?'}/${p.slots ?? '?'} slots free)` : p.role === 'taskmanager' && p.registered === false ? 'not registered' : '',
       ]),
     ),

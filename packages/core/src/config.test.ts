@@ -138,3 +138,14 @@ describe('ranges', () => {
     expect(() => Configuration.of(defaults)).not.toThrow();
   });
 });
+
+describe('HTTP ports', () => {
+  it('accepts 0 (any free port) to 65535 and rejects the rest with the key named', () => {
+    expect(Configuration.of({ 'rest.port': '0' }).getInt('rest.port')).toBe(0);
+    expect(Configuration.of({}).getInt('rest.port')).toBe(8081);
+    expect(Configuration.of({}).getString('rest.bind-address')).toBe('127.0.0.1');
+    expect(Configuration.of({ 'metrics.port': '65535' }).getInt('metrics.port')).toBe(65535);
+    expect(() => Configuration.of({ 'rest.port': '65536' })).toThrow("rest.port: '65536' is out of range; use a value from 0 to 65535");
+    expect(() => Configuration.of({ 'metrics.port': '-1' })).toThrow(/metrics\.port: '-1' is out of range/);
+  });
+});

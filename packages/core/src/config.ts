@@ -13,6 +13,7 @@ interface OptionSpec<K extends Kind = Kind> {
   readonly testOnly?: boolean;
   /** Further validation of a string value: the problem, or undefined when it is fine. */
   readonly check?: (value: string) => string | undefined;
+  /** Inclusive bounds of an int value. */
 }
 
 const JOB_EVENT_TYPE_NAMES = ['ExecutionJobVertexInitialized', 'ExecutionVertexFinished', 'ExecutionVertexReset'];
@@ -70,6 +71,10 @@ export const OPTIONS = {
   'taskmanager.port': { kind: 'int', default: '0', description: 'Port of the TaskManager (0: any free port).' },
   'taskmanager.network.block-size': { kind: 'memory', default: '32 kb', description: 'Size of the blocks a partition is written and streamed in.' },
   'taskmanager.network.combiner.max-keys': { kind: 'int', default: '100000', description: 'Keys a producer-side combiner holds before it spills to the partition.' },
+  'rest.port': { kind: 'int', default: '8081', description: 'Port of the REST API, dashboard and /metrics of a JobMaster (0: any free port).' },
+  'rest.bind-address': { kind: 'string', default: '127.0.0.1', description: 'Address the REST API binds to (and advertises unless it is a wildcard address).' },
+  'rest.stream.min-interval': { kind: 'duration', default: '500 ms', description: 'Shortest time between two updates the live stream (/v1/stream) sends one client; changes in between are coalesced.' },
+  'metrics.port': { kind: 'int', default: '9249', description: 'Port of the Prometheus /metrics endpoint of a TaskManager (0: any free port).' },
   'debug.allow-test-options': { kind: 'boolean', default: 'false', description: 'Allow the debug.* crash points used by tests and the chaos harness.' },
   'debug.crash.before-event': { kind: 'string', default: '', testOnly: true, check: checkEventCrashPoint, description: 'Test only: the JobMaster exits abruptly (like SIGKILL) just before it writes the Nth event of a type: <EventType>:<N>.' },
   'debug.crash.after-event': { kind: 'string', default: '', testOnly: true, check: checkEventCrashPoint, description: 'Test only: the JobMaster exits abruptly just after the Nth event of a type is durable: <EventType>:<N>.' },
@@ -120,6 +125,9 @@ export const RANGES: Readonly<Record<NumericKey, { readonly min: number; readonl
   'rpc.timeout': { min: 1, max: DAYS_24 },
   'rpc.partition-request.timeout': { min: 1, max: DAYS_24 },
   'jobmaster.port': PORT,
+  'rest.port': PORT,
+  'metrics.port': PORT,
+  'rest.stream.min-interval': { min: 1, max: DAYS_24 },
   'taskmanager.port': PORT,
   'taskmanager.network.block-size': { min: 64, max: 64 * 1024 ** 2 },
   'taskmanager.network.combiner.max-keys': { min: 0, max: 100_000_000 },
@@ -201,10 +209,11 @@ function validate(key: string, value: string, allowTestOptions: boolean): void {
     case 'memory':
       checkRange(key, spec.kind, value, parseMemorySize(value, key));
       return;
-    case 'int':
+    case 'int': {
       if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${key}: '${value}' is not an integer`);
       checkRange(key, spec.kind, value, Number.parseInt(value, 10));
       return;
+    }
     case 'boolean':
       if (!/^(true|false)$/i.test(value.trim())) throw new ConfigError(`${key}: '${value}' is not true or false`);
       return;

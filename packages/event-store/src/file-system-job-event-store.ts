@@ -30,6 +30,7 @@ import type { JobEventStore } from './job-event-store.js';
 import { DEFAULT_JOB_EVENT_STORE_SETTINGS, jobEventStoreSettings, type JobEventStoreDurability } from './options.js';
 import { ProtoWriter } from './proto-codec.js';
 import { realFlushTimer, type FlushTimer } from './flush-timer.js';
+import { reportAppend, reportFlush } from './metrics.js';
 
 /** The part of a file handle the writer uses; injectable to simulate a full disk. */
 export interface EventFileHandle {
@@ -246,6 +247,7 @@ export class FileSystemJobEventStore implements JobEventStore {
     this.counters.eventsWritten++;
     this.batchEvents++;
     const frameLength = w.pos - frameStart;
+    reportAppend(frameLength);
     let flush = cutBlock;
     if (frameLength > this.writeBufferSize) {
       // Larger than the buffer: what precedes it goes first, then the frame on its own.
@@ -372,6 +374,8 @@ export class FileSystemJobEventStore implements JobEventStore {
         return;
       }
       this.counters.flushes++;
+      const flushStart = performance.now();
+      const bytesBefore = this.counters.bytesWritten;
       let group: Buffer[] = [];
       for (const item of items) {
         if (item === CUT) {
@@ -385,6 +389,7 @@ export class FileSystemJobEventStore implements JobEventStore {
       }
       if (group.length > 0) await this.writeToFile(group);
       await this.syncFile();
+      reportFlush(performance.now() - flushStart, this.counters.bytesWritten - bytesBefore);
     } catch (err) {
       this.counters.eventsDropped += events;
       this.fail(err, 'cannot write job events');

@@ -16,3 +16,4 @@ export {
   listEventFiles,
   type EventFileRef,
 } from './format.js';
+export { observeEventStores, type EventStoreObserver } from './metrics.js';

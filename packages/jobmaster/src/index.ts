@@ -14,3 +14,4 @@ export { PartitionReconciliation, type ReportedPartition } from './recovery/part
 export { SourceCoordinator, type SourceCoordinatorSnapshot, type SplitAnswer } from './source-coordinator.js';
 export { TaskManagerRegistry, type RegisteredTaskManager, type TaskManagerRegistryListener } from './task-manager-registry.js';
 export { OperatorCoordinators } from './operator-coordinators.js';
+export { startRestServer, type RestServer, type RestServerOptions, type LeaderView } from './rest/index.js';

@@ -13,13 +13,16 @@ import {
   systemClock,
 } from '@rebound/core';
 import type { Clock, Configuration, DispatcherHandlers, JobMasterGatewayHandlers, Logger } from '@rebound/core';
-import { LeaderElectionService } from '@rebound/ha';
+import { LeaderElectionService, publishEndpoint, withdrawEndpoint } from '@rebound/ha';
 import { JobModuleProbe } from './job-module-probe.js';
 import { LeaderServices } from './leader-services.js';
+import { startRestServer } from './rest/index.js';
 
 export interface JobMasterProcess {
   readonly id: string;
   readonly address: string;
+  /** REST API, dashboard and /metrics, e.g. http://127.0.0.1:8081 */
+  readonly restUrl: string;
   /** Current leader epoch, when this process leads. */
   leaderEpoch(): number | undefined;
   close(): Promise<void>;
@@ -94,6 +97,17 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   const address = `${host}:${port}`;
 
   const probe = new JobModuleProbe();
+  // Before the election: a leader is observable from its first moment, a standby from its start.
+  let rest;
+  try {
+    rest = await startRestServer({ id, haDir, config, logger: opts.logger, clock, leader: () => leader });
+  } catch (err) {
+    await shutdownServer(server);
+    throw err;
+  }
+  await publishEndpoint(haDir, { id, role: 'jobmaster', address, restUrl: rest.url, startedAtMs: clock.now() });
+  const restServer = rest;
+
   const election = new LeaderElectionService({ haDir, contenderId: id, address, config, logger: opts.logger.child({ component: 'LeaderElection' }), clock });
   await election.start({
     grantLeadership: (epoch) => {
@@ -122,11 +136,12 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
     },
   });
   health.setStatus(HealthServices.server, 'SERVING');
-  logger.info({ address }, 'JobMaster started');
+  logger.info({ address, restUrl: restServer.url }, 'JobMaster started');
 
   return {
     id,
     address,
+    restUrl: restServer.url,
     leaderEpoch: () => leader?.epoch,
     close: async () => {
       health.shutdown();
@@ -136,6 +151,8 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       leader = undefined;
       await l?.close();
       await probe.close();
+      await restServer.close();
+      await withdrawEndpoint(haDir, id).catch(() => undefined);
       await shutdownServer(server);
       logger.info('JobMaster stopped');
     },

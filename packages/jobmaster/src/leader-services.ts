@@ -23,7 +23,9 @@ import { TaskManagerRegistry } from './task-manager-registry.js';
 
 const COMMIT_MANIFEST = 'commit.json';
 const FINAL_STATUS = 'final-status.pb';
-const RECOVERIES = 'recoveries.json';
+/** Attachment of a job in the JobGraphStore holding its recovery reports (JSON). */
+export const RECOVERIES_ATTACHMENT = 'recoveries.json';
+const RECOVERIES = RECOVERIES_ATTACHMENT;
 const LOAD_ATTEMPTS = 'load-attempts.json';
 
 /**
@@ -38,6 +40,8 @@ export class LeaderServices {
   private readonly electedAtMs: number;
   private readonly crashPoints: CrashPoints | undefined;
   private readonly expiry: PeriodicTask;
+  /** Jobs each TaskManager said it retains partitions of when it last registered (REST /cluster). */
+  readonly retainedJobsAtRegistration = new Map<string, readonly string[]>();
 
   constructor(
     readonly epoch: number,
@@ -67,10 +71,12 @@ export class LeaderServices {
       config,
       {
         onTaskManagerRegistered: (tm, retained) => {
+          this.retainedJobsAtRegistration.set(tm.id, [...retained]);
           for (const job of this.jobs.values()) job.onTaskManagerRegistered(tm, retained);
           this.scheduleAll();
         },
         onTaskManagerLost: (tmId, reason) => {
+          this.retainedJobsAtRegistration.delete(tmId);
           for (const job of this.jobs.values()) job.onTaskManagerLost(tmId, reason);
           this.scheduleAll();
         },
@@ -350,6 +356,32 @@ export class LeaderServices {
 
   graphOf(jobId: string): JobGraph__Output | undefined {
     return this.liveJob(jobId)?.jobGraph;
+  }
+
+  /** When this leadership began. */
+  get electedAt(): number {
+    return this.electedAtMs;
+  }
+
+  /** Ids of the jobs this leader runs now. */
+  liveJobIds(): string[] {
+    return [...this.jobs.keys()];
+  }
+
+  /** Finished result partitions (of producers) this leader tracks, per TaskManager. */
+  trackedPartitions(): Map<string, { partitions: number; bytes: number }> {
+    const out = new Map<string, { partitions: number; bytes: number }>();
+    for (const job of this.jobs.values()) {
+      for (const ev of job.graph.allExecutionVertices()) {
+        const tmId = ev.location?.task_manager_id;
+        if (ev.state !== 'FINISHED' || !tmId || ev.jobVertex.consumers.length === 0) continue;
+        const e = out.get(tmId) ?? { partitions: 0, bytes: 0 };
+        e.partitions++;
+        e.bytes += Number(ev.ioMetrics?.bytes_out ?? 0);
+        out.set(tmId, e);
+      }
+    }
+    return out;
   }
 
   /** Leadership lost: stop everything without touching TaskManagers or stored jobs. */

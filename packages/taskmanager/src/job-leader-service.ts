@@ -93,6 +93,9 @@ export class JobLeaderService {
     this.wake?.();
   }
 
+  /** Failed registration attempts since start (each is retried); for metrics. */
+  registrationRetries = 0;
+
   /** The epoch of the leader we are registered with. */
   connectedEpoch(): number | undefined {
     return this.conn?.registered ? this.conn.leader.epoch : undefined;
@@ -157,6 +160,7 @@ export class JobLeaderService {
         this.opts.logger.info({ epoch: res.epoch, jobmaster: res.jobmaster_id }, 'registered with the JobMaster');
         this.listener.onJobMasterConnected(c.leader.epoch);
       } catch (err) {
+        this.registrationRetries++;
         this.opts.logger.debug({ err: errorMessage(err) }, 'registration failed; will retry');
       }
       return;

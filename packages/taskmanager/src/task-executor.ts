@@ -51,6 +51,11 @@ export class TaskExecutor {
     return [...this.tasks.values()].map((t) => t.tdd.execution!);
   }
 
+  /** Slots of this TaskManager and how many run a task (metrics). */
+  slotUsage(): { total: number; busy: number } {
+    return { total: this.slots, busy: this.tasks.size };
+  }
+
   retainedJobs(): string[] {
     return this.store.jobsWithPartitions();
   }

@@ -2,8 +2,9 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ClusterSecurity, HealthServices, HealthStatusManager, bindServer, loadHealthProto, loadProto, shutdownServer, systemClock } from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
-import { EpochFence, readLeader } from '@rebound/ha';
+import { EpochFence, publishEndpoint, readLeader, withdrawEndpoint } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
+import { createTaskManagerRegistry, startMetricsServer } from './metrics-server.js';
 import { ModuleCache } from './module-cache.js';
 import { PartitionStore, createPartitionServiceHandlers } from './partition/index.js';
 import { TaskExecutor } from './task-executor.js';
@@ -71,9 +72,29 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
     },
   );
   executor.attach(jobLeader);
+  let metrics;
+  try {
+    metrics = await startMetricsServer(
+      createTaskManagerRegistry({
+        id: opts.id,
+        store,
+        slotUsage: () => executor.slotUsage(),
+        registrationRetries: () => jobLeader.registrationRetries,
+        registeredEpoch: () => jobLeader.connectedEpoch(),
+      }),
+      opts.config,
+      logger,
+    );
+  } catch (err) {
+    await shutdownServer(server);
+    await store.close();
+    throw err;
+  }
+  const metricsServer = metrics;
+  await publishEndpoint(opts.haDir, { id: opts.id, role: 'taskmanager', address, metricsUrl: metricsServer.url, startedAtMs: clock.now() });
   jobLeader.start();
   health.setStatus(HealthServices.server, 'SERVING');
-  logger.info({ address, slots: opts.slots, dataDir: opts.dataDir }, 'TaskManager started');
+  logger.info({ address, slots: opts.slots, dataDir: opts.dataDir, metricsUrl: metricsServer.url }, 'TaskManager started');
 
   return {
     id: opts.id,
@@ -82,6 +103,8 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
       health.shutdown();
       await jobLeader.stop();
       await executor.close();
+      await metricsServer.close();
+      await withdrawEndpoint(opts.haDir, opts.id).catch(() => undefined);
       await shutdownServer(server);
       await store.close();
       logger.info('TaskManager stopped');

@@ -1,0 +1,18 @@
+import type { JobGraph__Output, JobStatus, JobSummary, TaskManagerInfo } from '@rebound/core';
+
+/**
+ * What the REST layer reads from the leader: the part of LeaderServices it needs, so the REST
+ * module depends on an interface and not on how the JobMaster is built.
+ */
+export interface LeaderView {
+  readonly epoch: number;
+  readonly electedAt: number;
+  readonly registry: { overview(): TaskManagerInfo[] };
+  readonly retainedJobsAtRegistration: ReadonlyMap<string, readonly string[]>;
+  status(jobId: string): Promise<JobStatus>;
+  list(): Promise<JobSummary[]>;
+  cancel(jobId: string): Promise<string>;
+  graphOf(jobId: string): JobGraph__Output | undefined;
+  liveJobIds(): string[];
+  trackedPartitions(): Map<string, { partitions: number; bytes: number }>;
+}

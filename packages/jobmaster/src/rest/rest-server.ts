@@ -1,0 +1,237 @@
+import { hostname } from 'node:os';
+import { dashboardAssets } from '@rebound/dashboard';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { ErrorCode, JobNotFoundError, OPTIONS, ReboundError, errorMessage, type Clock, type ConfigKey, type Configuration, type Logger } from '@rebound/core';
+import { listEndpoints, readEndpoint, readLeader } from '@rebound/ha';
+import { clusterView } from './cluster-view.js';
+import { REBOUND_VERSION } from './flink-json.js';
+import { BadRequestError, JobViews, intParam, parseJobId } from './job-views.js';
+import type { LeaderView } from './leader-view.js';
+import { LiveStream } from './live-stream.js';
+import { createJobMasterMetrics } from './metrics.js';
+
+export interface RestServerOptions {
+  readonly id: string;
+  readonly haDir: string;
+  readonly config: Configuration;
+  readonly logger: Logger;
+  readonly clock: Clock;
+  /** The leader services while this process leads. */
+  readonly leader: () => LeaderView | undefined;
+  /** More routes on the same server (metrics, dashboard), registered before it listens. */
+  readonly extraRoutes?: (app: FastifyInstance) => void | Promise<void>;
+}
+
+export interface RestServer {
+  /** e.g. http://127.0.0.1:8081 */
+  readonly url: string;
+  readonly port: number;
+  readonly stream: LiveStream;
+  close(): Promise<void>;
+}
+
+class NoLeaderError extends ReboundError {
+  constructor(message: string) {
+    super(ErrorCode.LEADER_NOT_FOUND, message);
+  }
+}
+
+function statusOf(err: unknown): number {
+  if (err instanceof JobNotFoundError || (err instanceof ReboundError && err.code === ErrorCode.JOB_NOT_FOUND)) return 404;
+  if (err instanceof BadRequestError) return 400;
+  if (err instanceof ReboundError && (err.code === ErrorCode.NOT_LEADER || err.code === ErrorCode.LEADER_NOT_FOUND || err.code === ErrorCode.UNAVAILABLE)) return 503;
+  const sc = (err as { statusCode?: unknown }).statusCode;
+  if (typeof sc === 'number' && sc >= 400 && sc < 600) return sc;
+  return 500;
+}
+
+const WILDCARD = new Set(['0.0.0.0', '::', '']);
+
+/**
+ * The REST API of one JobMaster: Flink's REST v1 paths and shapes (with and without the `/v1`
+ * prefix, as Flink serves them), Rebound's recovery, event-log and cluster documents, and the live
+ * stream. Every JobMaster serves it; a standby answers what it can from the HA directory and
+ * redirects the rest to the leader (307), as Flink's standby dispatchers do.
+ */
+export async function startRestServer(opts: RestServerOptions): Promise<RestServer> {
+  const { config, haDir, id, clock } = opts;
+  const logger = opts.logger.child({ component: 'RestServer' });
+  const host = config.getString('rest.bind-address');
+  const views = new JobViews(haDir, config, clock);
+  const stream = new LiveStream(
+    {
+      active: () => opts.leader() !== undefined,
+      common: async () => {
+        const l = opts.leader();
+        if (!l) return {};
+        return { cluster: await clusterView(haDir, id, l, clock.now()), jobs: await views.jobsOverview(l) };
+      },
+      job: async (jobId) => {
+        const l = opts.leader();
+        if (!l) return {};
+        return { job: await views.job(l, jobId), recoveries: await views.recoveries(jobId, l) };
+      },
+    },
+    config.getDurationMs('rest.stream.min-interval'),
+    logger,
+  );
+
+  const app = Fastify({
+    logger: false,
+    bodyLimit: 1 << 20,
+    return503OnClosing: true,
+    forceCloseConnections: true,
+    // Malformed URLs and headers get the same JSON error body as everything else.
+    frameworkErrors: (err, _req, reply) => {
+      const status = statusOf(err);
+      void (reply as FastifyReply).code(status === 500 ? 400 : status).send({ errors: [errorMessage(err)] });
+    },
+  });
+  let selfUrl = '';
+
+  // Cross-origin reads from the other JobMasters' dashboards (after a leader dies the page talks to
+  // another JobMaster): only origins of this cluster's JobMasters are allowed.
+  let allowed = { at: 0, origins: new Set<string>() };
+  const allowedOrigins = async (): Promise<Set<string>> => {
+    if (clock.now() - allowed.at > 1000) {
+      const origins = new Set<string>();
+      for (const ep of await listEndpoints(haDir).catch(() => [])) {
+        if (ep.restUrl) origins.add(new URL(ep.restUrl).origin);
+      }
+      if (selfUrl) origins.add(new URL(selfUrl).origin);
+      allowed = { at: clock.now(), origins };
+    }
+    return allowed.origins;
+  };
+  app.addHook('onRequest', async (req, reply) => {
+    const origin = req.headers.origin;
+    if (typeof origin === 'string' && (await allowedOrigins()).has(origin)) {
+      reply.header('access-control-allow-origin', origin);
+      reply.header('vary', 'Origin');
+      reply.header('access-control-allow-methods', 'GET, PATCH, OPTIONS');
+      reply.header('access-control-allow-headers', 'content-type, last-event-id');
+    }
+  });
+  app.options('/*', async (_req, reply) => reply.code(204).send());
+
+  app.setErrorHandler((err, req, reply) => {
+    const status = statusOf(err);
+    if (status >= 500 && status !== 503) logger.error({ err: errorMessage(err), url: req.url }, 'REST handler failed');
+    void reply.code(status).send({ errors: [errorMessage(err)] });
+  });
+  app.setNotFoundHandler((req, reply) => {
+    void reply.code(404).send({ errors: [`Not found: ${req.method} ${req.url.split('?')[0]}`] });
+  });
+
+  /** The leader's REST URL, when another process leads and published one. */
+  const leaderUrl = async (): Promise<string | undefined> => {
+    const info = await readLeader(haDir).catch(() => undefined);
+    if (!info || info.jobmasterId === id) return undefined;
+    return (await readEndpoint(haDir, info.jobmasterId))?.restUrl;
+  };
+
+  /** Runs `fn` on the leader, or redirects a standby's request there (503 when no leader is known). */
+  const onLeader =
+    <T>(fn: (l: LeaderView, req: FastifyRequest, reply: FastifyReply) => Promise<T> | T) =>
+    async (req: FastifyRequest, reply: FastifyReply): Promise<T | FastifyReply> => {
+      const l = opts.leader();
+      if (l) return fn(l, req, reply);
+      const url = await leaderUrl();
+      if (url) return reply.redirect(`${url}${req.url}`, 307);
+      throw new NoLeaderError(`JobMaster ${id} is not the leader and no leader is known right now; retry shortly (a standby takes over after the lease timeout)`);
+    };
+
+  const jobIdOf = (req: FastifyRequest): string => parseJobId((req.params as { jobid: string }).jobid);
+  const query = (req: FastifyRequest): Record<string, unknown> => (req.query ?? {}) as Record<string, unknown>;
+
+  const routes = async (r: FastifyInstance): Promise<void> => {
+    r.get('/config', async () => ({
+      'refresh-interval': 3000,
+      'timezone-name': 'Coordinated Universal Time',
+      'timezone-offset': 0,
+      'flink-version': `rebound-${REBOUND_VERSION}`,
+      'flink-revision': '',
+      features: { 'web-submit': false, 'web-cancel': true, 'web-rescale': false, 'web-history': false },
+    }));
+    r.get('/overview', onLeader((l) => views.overview(l)));
+    r.get('/jobs', onLeader((l) => views.jobIds(l)));
+    r.get('/jobs/overview', onLeader((l) => views.jobsOverview(l)));
+    r.get('/jobs/:jobid', onLeader((l, req) => views.job(l, jobIdOf(req))));
+    r.get('/jobs/:jobid/exceptions', onLeader((l, req) => views.exceptions(l, jobIdOf(req))));
+    r.patch(
+      '/jobs/:jobid',
+      onLeader(async (l, req, reply) => {
+        const jobId = jobIdOf(req);
+        const mode = query(req).mode ?? 'cancel';
+        if (mode !== 'cancel') throw new BadRequestError(`mode '${String(mode).slice(0, 32)}' is not supported; use mode=cancel (batch jobs have no stop-with-savepoint)`);
+        await l.status(jobId);
+        await l.cancel(jobId);
+        return reply.code(202).send({});
+      }),
+    );
+    r.get('/taskmanagers', onLeader((l) => views.taskManagers(l)));
+    r.get('/jobmanager/config', async () =>
+      (Object.keys(OPTIONS) as ConfigKey[]).map((key) => ({ key, value: config.getString(key) })),
+    );
+    // Rebound's own documents: answered by any JobMaster from the HA directory.
+    r.get('/cluster', async () => clusterView(haDir, id, opts.leader(), clock.now()));
+    r.get('/jobs/:jobid/recoveries', async (req) => views.recoveries(jobIdOf(req), opts.leader()));
+    r.get('/jobs/:jobid/events', async (req) => {
+      const q = query(req);
+      return views.events(jobIdOf(req), intParam(q, 'offset', 0, 0, 1_000_000_000), intParam(q, 'limit', 100, 1, 1000));
+    });
+    r.get(
+      '/stream',
+      onLeader(async (_l, req, reply) => {
+        const job = query(req).job;
+        const jobId = job === undefined || job === '' ? undefined : parseJobId(String(job));
+        const headers = Object.fromEntries(Object.entries(reply.getHeaders()).map(([k, v]) => [k, String(v)]));
+        reply.hijack();
+        stream.attach(reply.raw, headers, jobId);
+        return reply;
+      }),
+    );
+  };
+  await app.register(routes);
+  await app.register(routes, { prefix: '/v1' });
+  // The dashboard: bundled on first request, served by every JobMaster (it works through a failover).
+  app.get('/', async (_req, reply) => reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-cache').send((await dashboardAssets()).html));
+  app.get('/assets/app.js', async (_req, reply) =>
+    reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').send((await dashboardAssets()).js),
+  );
+  const metrics = createJobMasterMetrics({ haDir, jobmasterId: id, leader: opts.leader });
+  app.get('/metrics', async (_req, reply) => {
+    const text = await metrics.registry.metrics();
+    return reply.header('content-type', metrics.registry.contentType).send(text);
+  });
+  await opts.extraRoutes?.(app);
+
+  const requestedPort = config.getInt('rest.port');
+  try {
+    await app.listen({ host, port: requestedPort });
+  } catch (err) {
+    await app.close().catch(() => undefined);
+    metrics.close();
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') {
+      throw new ReboundError(ErrorCode.ADDRESS_IN_USE, `rest.port ${requestedPort} on ${host} is already in use; choose another rest.port (0: any free port)`);
+    }
+    throw new ReboundError(ErrorCode.CONFIG_INVALID, `cannot serve the REST API on ${host}:${requestedPort} (rest.bind-address, rest.port): ${errorMessage(err)}`);
+  }
+  const addr = app.server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : requestedPort;
+  const advertised = WILDCARD.has(host) ? hostname() : host.includes(':') ? `[${host}]` : host;
+  selfUrl = `http://${advertised}:${port}`;
+  logger.info({ url: selfUrl }, 'REST API and dashboard serving');
+
+  return {
+    url: selfUrl,
+    port,
+    stream,
+    close: async () => {
+      stream.close();
+      metrics.close();
+      await app.close();
+    },
+  };
+}

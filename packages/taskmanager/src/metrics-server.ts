@@ -1,0 +1,116 @@
+import { createServer, type Server } from 'node:http';
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { ErrorCode, ReboundError, errorMessage, type Configuration, type Logger } from '@rebound/core';
+import type { PartitionStore } from './partition/index.js';
+
+export interface TaskManagerMetricsSource {
+  readonly id: string;
+  slotUsage(): { total: number; busy: number };
+  readonly store: PartitionStore;
+  registrationRetries(): number;
+  registeredEpoch(): number | undefined;
+}
+
+export interface MetricsServer {
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** The TaskManager's Prometheus series (`rebound_taskmanager_*`), computed at scrape time. */
+export function createTaskManagerRegistry(src: TaskManagerMetricsSource): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ taskmanager_id: src.id });
+  collectDefaultMetrics({ register: registry, prefix: 'rebound_process_' });
+  new Gauge({
+    name: 'rebound_taskmanager_slots',
+    help: 'Slots of this TaskManager: total, busy (running a task) and free.',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const u = src.slotUsage();
+      this.set({ state: 'total' }, u.total);
+      this.set({ state: 'busy' }, u.busy);
+      this.set({ state: 'free' }, u.total - u.busy);
+    },
+  });
+  new Gauge({
+    name: 'rebound_taskmanager_retained_partitions',
+    help: 'Finished result partitions this TaskManager holds on disk (across JobMaster failovers too).',
+    registers: [registry],
+    collect() {
+      this.set(src.store.listFinished().length);
+    },
+  });
+  new Gauge({
+    name: 'rebound_taskmanager_retained_partition_bytes',
+    help: 'Bytes of the finished result partitions this TaskManager holds.',
+    registers: [registry],
+    collect() {
+      this.set(src.store.listFinished().reduce((s, p) => s + Number(p.total_bytes), 0));
+    },
+  });
+  new Counter({
+    name: 'rebound_taskmanager_partition_bytes_served_total',
+    help: 'Partition bytes this TaskManager streamed to consumers.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(src.store.metrics.bytesRead);
+    },
+  });
+  new Counter({
+    name: 'rebound_taskmanager_registration_retries_total',
+    help: 'Failed attempts to register with the leading JobMaster (each is retried).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(src.registrationRetries());
+    },
+  });
+  new Gauge({
+    name: 'rebound_taskmanager_registered_epoch',
+    help: 'Epoch of the JobMaster this TaskManager is registered with (0: not registered).',
+    registers: [registry],
+    collect() {
+      this.set(src.registeredEpoch() ?? 0);
+    },
+  });
+  return registry;
+}
+
+/** `GET /metrics` on `metrics.port` (a plain HTTP server: one path, nothing else to route). */
+export async function startMetricsServer(registry: Registry, config: Configuration, logger: Logger): Promise<MetricsServer> {
+  const host = config.getString('taskmanager.bind-host');
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' || path !== '/metrics') {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [`Not found: ${req.method} ${path}`] }));
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
+      (err: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [errorMessage(err)] })),
+    );
+  });
+  const port = config.getInt('metrics.port');
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new ReboundError(ErrorCode.ADDRESS_IN_USE, `metrics.port ${port} on ${host} is already in use; choose another metrics.port (0: any free port)`)
+          : err,
+      ),
+    );
+    server.listen(port, host, () => resolve());
+  });
+  const addr = server.address();
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${typeof addr === 'object' && addr ? addr.port : port}`;
+  logger.info({ url }, 'metrics serving');
+  return {
+    url,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}

@@ -1,0 +1,27 @@
+import { existsSync } from 'node:fs';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { makeTempDir } from './util.js';
+
+/** Debian's chromium; browser tests skip cleanly without it (nothing ever downloads a browser). */
+export const CHROMIUM = process.env.REBOUND_CHROMIUM ?? '/usr/bin/chromium';
+export const HAVE_CHROMIUM = existsSync(CHROMIUM);
+
+/** A headless chromium with a fresh profile and no background traffic (only loopback is visited). */
+export async function launchBrowser(): Promise<BrowserContext> {
+  const profile = await makeTempDir('rebound-chromium-');
+  return chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    viewport: { width: 1400, height: 1000 },
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}

@@ -1,0 +1,93 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { HAVE_CHROMIUM, launchBrowser } from './browser.js';
+import { LocalCluster, suiteFailed, waitFor } from './harness.js';
+import { HISTOGRAM_JOB, histogramArgs } from './recovery-util.js';
+import { makeTempDir } from './util.js';
+
+/**
+ * The dashboard in a real headless chromium: a job page keeps updating through a SIGKILL of the
+ * leader that served it, without a reload, and shows the new epoch and the recovery row.
+ * Skipped when Debian's chromium is not installed (.ci/run installs it and runs this file).
+ */
+/** Polls the text of the first element matching `selector` until `pred` holds (no DOM types here). */
+async function waitText(page: Page, selector: string, pred: (text: string) => boolean, timeoutMs: number): Promise<string> {
+  return waitFor(
+    async () => {
+      const t = (await page.locator(selector).first().textContent({ timeout: 1000 }).catch(() => null)) ?? undefined;
+      return t !== undefined && pred(t) ? t : undefined;
+    },
+    timeoutMs,
+    `${selector} to match`,
+    { intervalMs: 100 },
+  );
+}
+
+describe.skipIf(!HAVE_CHROMIUM)('dashboard in a browser', () => {
+  let cluster: LocalCluster;
+  let browser: BrowserContext;
+  let data: string;
+
+  beforeAll(async () => {
+    cluster = await LocalCluster.start({
+      jobmasters: 2,
+      taskmanagers: 2,
+      slots: 2,
+      config: {
+        'execution.batch.job-recovery.enabled': 'true',
+        'execution.batch.job-recovery.previous-worker.recovery.timeout': '10 s',
+        'job-event.store.write-buffer.flush-interval': '50 ms',
+        'rest.stream.min-interval': '200 ms',
+        'taskmanager.network.block-size': '128 b',
+      },
+    });
+    browser = await launchBrowser();
+    data = await makeTempDir('rebound-it-dashboard-');
+  });
+
+  afterAll(async ({}, suite) => {
+    await browser?.close();
+    await cluster?.stop({ keepWorkdir: suiteFailed(suite) });
+    if (data) await rm(data, { recursive: true, force: true });
+  });
+
+  it('shows the new epoch and the recovery row after the leader is killed, without a reload', async () => {
+    const leader = (await cluster.leader())!;
+    const leaderUrl = (await cluster.process(leader.jobmasterId)).restUrl!;
+    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: 4000, keys: 97, output: join(data, 'out'), reduceDelayMs: 10 }), {
+      config: { 'taskmanager.network.combiner.max-keys': '0' },
+    });
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    // The page is served by the leader that is about to die.
+    await page.goto(`${leaderUrl}/#/jobs/${jobId}`);
+    await page.locator('[data-testid=dag-vertex]').nth(2).waitFor({ timeout: 30_000 });
+    expect(await page.locator('[data-testid=leader-epoch]').textContent()).toBe(String(leader.epoch));
+    await waitText(page, '[data-testid=connection]', (t) => t.startsWith('live'), 15_000);
+    await page.evaluate('window.reboundMarker = 42');
+
+    await cluster.waitFor(async () => (await cluster.status(jobId)).vertices[0]?.state === 'FINISHED', 60_000, 'the sources to finish');
+    // Live per-vertex progress: the page shows the finished source without a reload.
+    await waitText(page, '[data-testid=dag-vertex]', (t) => /(\d+)\/\1 finished/.test(t), 15_000);
+    await cluster.killLeader();
+
+    const epoch = await cluster.waitFor(async () => {
+      const l = await cluster.leader();
+      return l && l.epoch > leader.epoch ? l.epoch : undefined;
+    }, 30_000, 'a new leader');
+    await waitText(page, '[data-testid=leader-epoch]', (t) => t === String(epoch), 30_000);
+    await page.locator(`[data-testid=recovery-row][data-epoch="${epoch}"]`).waitFor({ timeout: 60_000 });
+    const row = (await page.locator(`[data-testid=recovery-row][data-epoch="${epoch}"]`).textContent()) ?? '';
+    expect(row).toMatch(/recovered \(FLIP-383\)/);
+    expect(row).toMatch(/tasks reused [1-9]/);
+    await waitText(page, '[data-testid=job-epoch]', (t) => t === String(epoch), 30_000);
+    // Same document: no reload happened.
+    expect(await page.evaluate('window.reboundMarker')).toBe(42);
+    await cluster.waitForJob(jobId, 90_000);
+    await page.locator('h2 .state.FINISHED').waitFor({ timeout: 30_000 });
+    expect(problems).toEqual([]);
+  });
+});
