@@ -20,7 +20,7 @@ import type {
   VertexStatus,
 } from '@rebound/core';
 import type { SourceSplit, Transformation } from '@rebound/api';
-import type { JobEventManager } from '@rebound/event-store';
+import { describeReplayCut, type JobEventManager } from '@rebound/event-store';
 import {
   ExecutionGraph,
   TERMINAL_JOB_STATES,
@@ -194,8 +194,14 @@ export class JobMaster {
       const why = f.kind === 'handler' ? errorMessage(f.error) : f.error.message;
       return this.fallBackToScratch(events, report, `replaying the job events failed (${f.kind}): ${why}`);
     }
-    if (result.report.discardedBytes > 0) {
-      this.logger.warn({ tornTails: result.report.tornTails }, 'torn tails in the event log were cut off');
+    const cut = describeReplayCut(result.report.cut);
+    if (cut && result.report.cut!.expected) {
+      this.logger.warn({ cut: result.report.cut }, cut);
+    } else if (cut) {
+      // History written after the damage is dropped and its work reruns: say so where users look.
+      this.logger.error({ cut: result.report.cut }, cut);
+      report.reason = cut;
+      this.notes.push(`JobMaster failover: ${cut}`);
     }
     try {
       await this.applyReplay(replayed, report);
