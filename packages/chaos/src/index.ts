@@ -20,6 +20,7 @@ export {
   type PlanOptions,
 } from './faults.js';
 export { JOB_NAMES, JOB_MODULES, isJobName, drawJobParams, jobShape, describeJob, expectedLines, checkOutput, countWords, diffSortedLines, type JobName, type JobParams, type OutputCheck } from './jobs.js';
+export { expectedQ1Lines } from './q1-oracle.js';
 export { planRun, type RunPlan, type RunPlanOptions } from './plan.js';
 export { parseTaskEvents, accountTasks, subtaskKey, type TaskEvent, type Disruption, type RerunRecord, type TaskAccounting } from './task-log.js';
 export { ChaosCluster, rebound, killAllSync, killLiveClusters, REPO_ROOT } from './cluster.js';
