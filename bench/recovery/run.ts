@@ -630,7 +630,8 @@ async function main(): Promise<void> {
   let out: Record<string, unknown> = doc;
   if (o.merge) {
     const old = JSON.parse(await readFile(o.results, 'utf8').catch(() => '{}')) as Record<string, unknown>;
-    if (o.skipCluster) out = { ...doc, at: old.at ?? doc.at, loadAverage: old.loadAverage, summary: old.summary, runs: old.runs, replayAt: started, replayLoadAverage: doc.loadAverage };
+    // targetsJudged belongs to the cluster runs kept from the old file (absent if they predate it).
+    if (o.skipCluster) out = { ...doc, at: old.at ?? doc.at, loadAverage: old.loadAverage, targetsJudged: old.targetsJudged, summary: old.summary, runs: old.runs, replayAt: started, replayLoadAverage: doc.loadAverage };
     else if (o.skipReplay) out = { ...doc, replay: old.replay, replayAt: old.replayAt, replayLoadAverage: old.replayLoadAverage };
   }
   await mkdir(dirname(o.results), { recursive: true });
