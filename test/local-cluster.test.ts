@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalCluster, suiteFailed } from './harness.js';
+import { HISTOGRAM_JOB, expectedHistogram, histogramArgs, readEventLog } from './recovery-util.js';
 import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOutput } from './util.js';
 
 /** The harness and `rebound local` / `submit` / `watch` / `status` against real processes. */
@@ -75,10 +76,57 @@ describe('LocalCluster', () => {
     expect(await cluster.isAlive(killed.id)).toBe(true);
   });
 
-  it('events are readable from the HA directory', async () => {
-    const jobs = JSON.parse((await cluster.rebound(['list', '--json'])).stdout) as { jobs: { jobId: string }[] };
-    const r = await cluster.rebound(['events', jobs.jobs[0]!.jobId]);
+  it('rebound events prints the event log of a running job from the HA directory, and nothing once it is cleared', async () => {
+    const out = join(data, 'out3');
+    const records = 2000;
+    const keys = 97;
+    // One slow split (20 batches of 500 ms): the job runs for a while with finished events logged.
+    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, slowSplitDelayMs: 500 }));
+    await cluster.waitFor(
+      async () => (await readEventLog(cluster, jobId)).events.filter((e) => e.type === 'ExecutionVertexFinished').length >= 2,
+      60_000,
+      'two finished events in the log',
+    );
+    // Every JobMaster is frozen, so the log cannot change (or be cleared) while the CLI reads it:
+    // `rebound events` needs no JobMaster, it reads the files in the HA directory.
+    const frozen: string[] = [];
+    for (const p of await cluster.processes()) {
+      if (p.role !== 'jobmaster' || !(await cluster.isAlive(p.id))) continue;
+      await cluster.kill(p.id, 'SIGSTOP');
+      frozen.push(p.id);
+    }
+    let logged;
+    let r;
+    try {
+      logged = await readEventLog(cluster, jobId);
+      r = await cluster.rebound(['events', jobId]);
+    } finally {
+      for (const id of frozen) await cluster.kill(id, 'SIGCONT');
+    }
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('events:');
+    // Every record read straight from the files is printed, with its file, offset and content.
+    for (const e of logged.events) {
+      const at = `${e.file}:${e.offset}`;
+      const line = r.stdout.split('\n').find((l) => l.startsWith(`${at} `));
+      expect(line, `a line for ${at} in:\n${r.stdout}`).toBeDefined();
+      expect(line).toContain(e.type);
+      if (e.type === 'ExecutionVertexFinished') expect(line).toContain(`${e.event.vertex_id}#${e.event.subtask} attempt ${e.event.attempt}`);
+    }
+    expect(r.stdout).toMatch(new RegExp(`^events:\\s+${logged.events.length} \\(`, 'm'));
+
+    // The job still finishes correctly (perhaps under a new leader: the frozen one's lease may have expired).
+    await cluster.waitForJob(jobId, 120_000);
+    expect(diffMaps(expectedHistogram(records, keys), await readSinkOutput(out))).toEqual([]);
+    // A globally terminal job's log is cleared: the dump says so instead of printing stale events.
+    // (It is removed as the job ends, not necessarily before its status says FINISHED.)
+    const after = await cluster.waitFor(
+      async () => {
+        const e = await cluster.rebound(['events', jobId]);
+        return e.code === 0 && e.stdout.includes('(no job events in') ? e : undefined;
+      },
+      30_000,
+      'rebound events to find the log cleared',
+    );
+    expect(after.stdout).toMatch(/^events:\s+0 /m);
   });
 });

@@ -1,4 +1,4 @@
-import { open, rm, truncate } from 'node:fs/promises';
+import { open, rm, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { JobEventsDump } from '@rebound/event-store';
@@ -29,8 +29,8 @@ const KEYS = 97;
 
 /**
  * Batch job recovery from a damaged job event log (a torn tail, a flipped bit, a file that is no
- * event file any more) and from a second leader death while the first recovery is still
- * RECONCILING. The damage is done while no JobMaster runs: the standby is frozen, the leader
+ * event file any more, damage in a file older than the newest) and from a second leader death
+ * while the first recovery is still RECONCILING. The damage is done while no JobMaster runs: the standby is frozen, the leader
  * SIGKILLed, the newest event file changed, then the standby takes over.
  */
 describe('batch job recovery from a damaged event log', () => {
@@ -87,7 +87,8 @@ describe('batch job recovery from a damaged event log', () => {
    */
   async function killWithThreeSourcesFinished(name: string) {
     const out = join(data, name);
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: RECORDS, keys: KEYS, output: out, slowSplitDelayMs: 100 }));
+    // The slow split's reader takes 20 batches of 300 ms: still running when the leader dies, even on a loaded machine.
+    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: RECORDS, keys: KEYS, output: out, slowSplitDelayMs: 300 }));
     const { source } = await sourceOf(jobId);
     await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length >= 3, 30_000, 'three source subtasks finished');
     const all = await killAllJobMasters(cluster);
@@ -202,6 +203,62 @@ describe('batch job recovery from a damaged event log', () => {
     expect(human.code, human.stderr).toBe(0);
     expect(human.stdout).toContain('RESTARTED FROM SCRATCH');
     expect(human.stdout).toMatch(/bad magic/);
+  });
+
+  it('replays only the prefix before damage in an older file: what later files recorded reruns', async () => {
+    const out = join(data, 'older');
+    // A slow middle stage (about 10 s): the second leader is still running it when it is killed.
+    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: RECORDS, keys: KEYS, output: out, slowSplitDelayMs: 100, reduceDelayMs: 10 }), {
+      config: { 'taskmanager.network.combiner.max-keys': '0' },
+    });
+    const { source, middle } = await sourceOf(jobId);
+    await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length >= 3, 30_000, 'three source subtasks finished');
+    // The first leader dies; the second writes its own file (the slow source subtask finishing at least).
+    const first = await killLeader(cluster);
+    const second = await waitForNewLeader(cluster, first.epoch);
+    await cluster.startJobMaster({ id: first.id });
+    await waitForLog(cluster, jobId, (f, dump) => dump.events.some((e) => e.epoch === second.epoch && e.type === 'ExecutionVertexFinished'), 60_000, 'a finished event of the second leader');
+    const all = await killAllJobMasters(cluster);
+    frozen = all.frozen;
+    expect(all.killed.epoch).toBe(second.epoch);
+
+    const before = await readEventLog(cluster, jobId);
+    expect(finishedOf(finishedInLog(before), middle.id).length).toBeLessThan(MIDDLE_PARALLELISM);
+    const files = before.summary.fileDetails;
+    expect(files.length).toBeGreaterThanOrEqual(2);
+    const older = files[0]!;
+    const olderFinished = finishedRecords(before.events.filter((e) => e.file === older.file));
+    expect(olderFinished.length).toBeGreaterThanOrEqual(3);
+    // A bit in the payload of the first leader's second finished event: no crash explains it,
+    // and the second leader's file was written on the history as it was before the damage.
+    const hit = olderFinished[1]!;
+    await flipBit(join(before.summary.directory, older.file), hit.offset + 16 + 3, 5);
+    // Expected from the undamaged log, not from the reader under test: only what precedes the hit.
+    const prefix = before.events.filter((e) => e.file === older.file && e.offset < hit.offset);
+    const recovered = finishedInLog({ ...before, events: prefix });
+    expect(recovered.size).toBe(1);
+    let laterBytes = 0;
+    for (const f of files.slice(1)) laterBytes += (await stat(join(before.summary.directory, f.file))).size;
+    const discarded = older.bytes - hit.offset + laterBytes;
+
+    const damaged = await readEventLog(cluster, jobId);
+    expect(damaged.summary.cut).toEqual({
+      file: older.file,
+      offset: hit.offset,
+      reason: 'checksum-mismatch',
+      bytes: discarded,
+      laterFiles: files.slice(1).map((f) => f.file),
+      expected: false,
+    });
+
+    await bringBackLeader(all.killed);
+    const { final, redeployed } = await finishAndCheck(jobId, out, second.epoch);
+    // Everything not in the prefix reruns, including what the second leader had finished.
+    expect(deployedKeys(redeployed)).toEqual(expectedRerun(final.vertices, recovered));
+    const report = final.recoveries.at(-1)!;
+    expect(report).toMatchObject({ restartedFromScratch: false, executionsRecovered: 1, tornTailBytesDiscarded: discarded, partitionsReused: 1 });
+    expect(report.reason).toMatch(new RegExp(`damaged before its end, at ${older.file} offset ${hit.offset}`));
+    expect(final.notes.join('\n')).toMatch(/damaged before its end/);
   });
 
   it('recovers when the new leader is killed too, while it is still RECONCILING', async () => {

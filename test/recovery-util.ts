@@ -133,6 +133,20 @@ export function deployedKeys(deploys: readonly TaskEvent[]): SubtaskKey[] {
   return deploys.map((e) => subtaskKey(e.vertexId, e.subtask)).sort();
 }
 
+/**
+ * The sorted distinct `vertexId#subtask` keys of deployments. For checks across a takeover: on a
+ * loaded machine a new leader can itself lose its lease and a later one deploy the same unfinished
+ * subtasks again, which the test cannot prevent; what it can check is which subtasks ran again.
+ */
+export function redeployedSubtasks(deploys: readonly TaskEvent[]): SubtaskKey[] {
+  return [...new Set(deployedKeys(deploys))].sort();
+}
+
+/** The first recovery report of a leader newer than `epoch` (the one that replayed the log as the killed leader left it). */
+export function firstRecoveryAfter<R extends { epoch: number }>(recoveries: readonly R[], epoch: number): R | undefined {
+  return recoveries.find((r) => r.epoch > epoch);
+}
+
 /** Every subtask of the given vertices, `vertexId#subtask`, sorted. */
 export function allSubtasks(vertices: readonly { id: string; parallelism: number }[]): SubtaskKey[] {
   return vertices.flatMap((v) => Array.from({ length: v.parallelism }, (_, i) => subtaskKey(v.id, i))).sort();

@@ -4,10 +4,11 @@
  * that reports the retained partitions of one job and releases on request.
  *
  *   tsx bench/recovery/fake-taskmanager.ts --job-id J --vertex-id V --first S --step K --count N
- *       --subpartitions P [--stale M]
+ *       --subpartitions P [--stale M] [--epoch E]
  *
- * Partitions: subtasks S, S+K, ... (N of them), attempt 0, P subpartitions with their byte
- * counts; plus M stale ones (attempt 7) no event names. Prints `{"port": N}` once serving; exits
+ * Partitions: subtasks S, S+K, ... (N of them), attempt 0 deployed by the leader of epoch E
+ * (default 1: ids carry the epoch, as real ones do), P subpartitions with their byte counts; plus
+ * M stale ones (attempt 7, same epoch) no event names. Prints `{"port": N}` once serving; exits
  * when its stdin closes, so it never outlives the benchmark.
  */
 import * as grpc from '@grpc/grpc-js';
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     count: { type: 'string', default: '0' },
     subpartitions: { type: 'string', default: '128' },
     stale: { type: 'string', default: '0' },
+    epoch: { type: 'string', default: '1' },
   },
   strict: true,
 });
@@ -32,6 +34,7 @@ const first = Number(values.first);
 const step = Number(values.step);
 const count = Number(values.count);
 const subpartitions = Number(values.subpartitions);
+const epoch = Number(values.epoch);
 
 /** The same byte counts the benchmark's first JobMaster recorded for each subtask. */
 function subpartitionBytesOf(subtask: number, n: number): number[] {
@@ -43,14 +46,14 @@ for (let i = 0; i < count; i++) {
   const subtask = first + i * step;
   const bytes = subpartitionBytesOf(subtask, subpartitions);
   partitions.push({
-    partition_id: { job_id: jobId, vertex_id: vertexId, subtask, attempt: 0 },
+    partition_id: { job_id: jobId, vertex_id: vertexId, subtask, attempt: 0, epoch },
     num_subpartitions: subpartitions,
     total_bytes: bytes.reduce((a, b) => a + b, 0),
     packed_subpartition_bytes: packSubpartitionBytes(bytes),
   });
 }
 for (let i = 0; i < Number(values.stale); i++) {
-  partitions.push({ partition_id: { job_id: jobId, vertex_id: vertexId, subtask: first + i * step, attempt: 7 }, num_subpartitions: subpartitions, total_bytes: 1, packed_subpartition_bytes: packSubpartitionBytes([1]) });
+  partitions.push({ partition_id: { job_id: jobId, vertex_id: vertexId, subtask: first + i * step, attempt: 7, epoch }, num_subpartitions: subpartitions, total_bytes: 1, packed_subpartition_bytes: packSubpartitionBytes([1]) });
 }
 
 const unsupported = handleUnary<unknown, never>(() => {

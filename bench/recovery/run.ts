@@ -42,6 +42,7 @@ import { HaPaths } from '@rebound/ha';
 import { ReplayedJobState } from '@rebound/jobmaster';
 import { BenchCluster, ROOT, type KilledLeader, type TaskEvent } from './cluster.js';
 import { printReplayResult, runReplayBench, type ReplayBenchResult } from './replay.js';
+import { LoadSampler, judge, type LoadRecord } from '../load.js';
 
 const JOB_FILE = join(ROOT, 'bench/recovery/job.ts');
 
@@ -527,6 +528,7 @@ async function main(): Promise<void> {
   const o = parseOptions();
   const started = new Date().toISOString();
   const loadAtStart = loadavg().map((x) => Math.round(x * 100) / 100);
+  const sampler = new LoadSampler();
   const triples: RunTriple[] = [];
   if (!o.skipCluster) {
     const tasks = o.jobArgs.splits + o.jobArgs.p1 + o.jobArgs.p2;
@@ -567,11 +569,14 @@ async function main(): Promise<void> {
   }
 
   let replay: ReplayBenchResult | undefined;
+  let replayLoad: LoadRecord | undefined;
   if (!o.skipReplay) {
     const quiet = await waitForQuietMachine(o.maxLoad, o.loadWaitMs, 'the replay benchmark');
     console.log(`\nreplay + reconcile of ${o.executions} executions (load ${quiet.load}) ...`);
+    const replaySampler = new LoadSampler(2_000);
     replay = await runReplayBench({ executions: o.executions, runs: o.replayRuns, consumerParallelism: 0, taskManagers: 3, stalePerTaskManager: 5 });
-    printReplayResult(replay);
+    replayLoad = replaySampler.stop();
+    printReplayResult(replay, replayLoad);
   }
 
   const summary =
@@ -595,11 +600,17 @@ async function main(): Promise<void> {
           medianLostWorkPerSlotOnMs: median(triples.map((t) => t.recoveryOn.kill?.lostWorkPerSlotMs ?? NaN)),
         }
       : undefined;
+  const load = sampler.stop();
   const doc = {
     benchmark: 'recovery',
     at: started,
     machine: { cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? 'unknown', totalMemMb: Math.round(totalmem() / 1024 / 1024), node: process.version },
-    loadAverage: { start: loadAtStart, end: loadavg().map((x) => Math.round(x * 100) / 100) },
+    loadAverage: { start: loadAtStart, end: loadavg().map((x) => Math.round(x * 100) / 100), whole: load },
+    // Targets are judged only when the sampled load stayed at or below the number of cores
+    // (bench/load.ts); null: not judged, the figures are kept with the load they were taken at.
+    targetsJudged: load.judged,
+    replayTargetMet: replay && replayLoad ? judge(replay.warm.recoveryMs < replay.targetMs && replay.cold.recoveryMs < replay.targetMs, replayLoad) : undefined,
+    replayLoad,
     settings: {
       cluster: { jobmasters: 2, taskmanagers: o.taskmanagers, slots: o.slots, config: BASE_CONFIG },
       job: { file: 'bench/recovery/job.ts', ...o.jobArgs, tasks: o.jobArgs.splits + o.jobArgs.p1 + o.jobArgs.p2, stages: 3 },
@@ -619,12 +630,14 @@ async function main(): Promise<void> {
   let out: Record<string, unknown> = doc;
   if (o.merge) {
     const old = JSON.parse(await readFile(o.results, 'utf8').catch(() => '{}')) as Record<string, unknown>;
-    if (o.skipCluster) out = { ...doc, at: old.at ?? doc.at, loadAverage: old.loadAverage, summary: old.summary, runs: old.runs, replayAt: started, replayLoadAverage: doc.loadAverage };
+    // targetsJudged belongs to the cluster runs kept from the old file (absent if they predate it).
+    if (o.skipCluster) out = { ...doc, at: old.at ?? doc.at, loadAverage: old.loadAverage, targetsJudged: old.targetsJudged, summary: old.summary, runs: old.runs, replayAt: started, replayLoadAverage: doc.loadAverage };
     else if (o.skipReplay) out = { ...doc, replay: old.replay, replayAt: old.replayAt, replayLoadAverage: old.replayLoadAverage };
   }
   await mkdir(dirname(o.results), { recursive: true });
   await writeFile(o.results, `${JSON.stringify(out, null, 2)}\n`);
   console.log(`\nwrote ${o.results}`);
+  if (!load.judged) console.log(`targets NOT JUDGED: the load average went up to ${load.max} on ${load.cores} cores (limit ${load.maxLoadForTargets}); figures kept with their load`);
   if (summary) {
     console.log(
       `summary over ${summary.runs} run(s): no-failure ${fmt(summary.medianNoFailureMs)}, on ${fmt(summary.medianRecoveryOnMs)} (${pct(summary.medianRatioOn)}), ` +

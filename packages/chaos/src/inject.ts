@@ -17,9 +17,12 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
     rec.notes.push(s);
     r.log(`${f.kind}: ${s}`);
   };
+  // Called only after the fault's distinctive step happened (the standby died in RECONCILING,
+  // the TaskManager was killed, the event file was damaged, ...), never at its first step.
   const mark = (at: number): void => {
     rec.injected = true;
     rec.atMs = at - r.submittedAt;
+    rec.finishedTasksAtFault = r.monitor?.finishedTasks() ?? 0;
   };
   if (f.kind === 'crash-point') {
     // Armed from the start in jm-1; wait for it to die (or the job to end without it).
@@ -56,7 +59,6 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
     case 'double-failure': {
       const k = await r.killLeader('double-failure #1');
       if (!k) return note('no live leader to kill');
-      mark(k.at);
       // jm-2 was started with debug.crash.during-reconciling: it takes over and dies in RECONCILING.
       const standby = (await r.aliveJobMasters())[0];
       if (!standby) return note('no standby left');
@@ -65,7 +67,11 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
         () => r.monitor.terminal !== undefined || r.monitor.samples.some((s) => s.t > k.at && s.state === 'RUNNING' && (s.epoch ?? 0) > k.epoch),
         60_000,
       );
-      if (died) {
+      // Dead, and at its crash point: a standby that died otherwise is no double failure in RECONCILING.
+      const inReconciling = died && /crash point reached: during RECONCILING/.test(await r.cluster.log(standby));
+      if (died && !inReconciling) note(`${standby} died, but not at its RECONCILING crash point`);
+      if (inReconciling) {
+        mark(k.at);
         const at = Date.now();
         const leader = await r.cluster.leader();
         r.jmDisturbed.push({ id: standby, at });
@@ -76,8 +82,9 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
         r.restartJobMaster(standby);
         await r.awaitRecovery(leader?.epoch ?? k.epoch);
       } else {
-        note(`${standby} took over without reaching RECONCILING (no events recorded yet?)`);
+        if (!died) note(`${standby} took over without reaching RECONCILING (no events recorded yet?)`);
         r.restartJobMaster(k.id);
+        if (died) r.restartJobMaster(standby);
       }
       return;
     }
@@ -90,10 +97,13 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
         await r.contJobMasters(standbys);
         return note('no live leader to kill');
       }
-      mark(k.at);
       const tm = `tm-${f.taskManager}`;
-      if (await r.killTaskManager(tm, 'tm-kill-leaderless (no leader)')) r.restartTaskManager(tm);
-      else note(`${tm} was not running`);
+      if (await r.killTaskManager(tm, 'tm-kill-leaderless (no leader)')) {
+        mark(k.at);
+        r.restartTaskManager(tm);
+      } else {
+        note(`${tm} was not running: only the leader was killed`);
+      }
       await r.contJobMasters(standbys);
       r.restartJobMaster(k.id);
       await r.awaitRecovery(k.epoch);
@@ -102,14 +112,17 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
     case 'tm-kill-after-recovery': {
       const k = await r.killLeader('tm-kill-after-recovery');
       if (!k) return note('no live leader to kill');
-      mark(k.at);
       r.restartJobMaster(k.id);
       if (!(await r.awaitRecovery(k.epoch)) || r.monitor.terminal) return note('the job ended before it ran again');
       await sleep(f.afterRecoveryMs);
       if (r.monitor.terminal) return note('the job ended before the TaskManager kill');
       const tm = `tm-${f.taskManager}`;
-      if (await r.killTaskManager(tm, 'tm-kill-after-recovery')) r.restartTaskManager(tm);
-      else note(`${tm} was not running`);
+      if (await r.killTaskManager(tm, 'tm-kill-after-recovery')) {
+        mark(Date.now());
+        r.restartTaskManager(tm);
+      } else {
+        note(`${tm} was not running: only the leader was killed`);
+      }
       return;
     }
     case 'leader-pause': {
@@ -141,11 +154,10 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
         for (const id of standbys) r.restartJobMaster(id);
         return note('no live leader to kill');
       }
-      mark(k.at);
       const file = await r.newestEventFile();
       let corrupted = false;
       if (!file) {
-        note('no event file to damage yet');
+        note('no event file to damage yet: only the JobMasters were killed');
       } else {
         const size = (await stat(file)).size;
         if (f.kind === 'torn-tail') {
@@ -178,6 +190,7 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
           }
           note(`${file.slice(file.lastIndexOf('/') + 1)}: flipped bit ${f.bit} of byte ${pos} of ${size}`);
         }
+        mark(k.at);
         const after = await dumpJobEvents(r.cluster.haDir, r.jobId);
         corrupted = after.summary.corruption !== undefined;
         if (corrupted) note(`the damaged log reads as corrupt: ${after.summary.corruption!.message}`);
@@ -211,9 +224,11 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
         await r.stopJobMasters(standbys);
         k = await r.killLeader('partition-delete (leader down)');
       }
+      const existed = await stat(join(victim.dir, 'data')).then(() => true, () => false);
       await rm(join(victim.dir, 'data'), { force: true });
       const at = k?.at ?? Date.now();
-      mark(at);
+      if (existed) mark(at);
+      else note(`${victim.taskManagerId}:${victim.name}/data was already gone`);
       const destroyed = new Set([victim.key]);
       if (k) {
         // The leader's disruption gets the deleted partition.

@@ -2,9 +2,10 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { wordsOf } from '@rebound/example-support';
+import { formatQ1, lineItem, mergeQ1, q1Acc, wordsOf, type Q1Acc } from '@rebound/example-support';
 import { checkOutput, countWords, diffSortedLines, drawJobParams, expectedLines, wordcountFileText } from './jobs.js';
 import { Prng } from './prng.js';
+import { expectedQ1Lines } from './q1-oracle.js';
 
 describe('chaos jobs', () => {
   it('counts words like the example job documents, without its code', () => {
@@ -15,6 +16,22 @@ describe('chaos jobs', () => {
     for (const t of texts) for (const line of t.split('\n')) for (const w of wordsOf(line)) viaExample.set(w, (viaExample.get(w) ?? 0) + 1);
     expect(countWords(texts)).toEqual(viaExample);
     expect(countWords(['Café, CAFÉ!café x1'])).toEqual(new Map([['café', 3], ['x1', 1]]));
+  });
+
+  it('computes TPC-H Q1 from its definition to what the example job folds, without its code', () => {
+    for (const seed of [1, 5, 17]) {
+      const groups = new Map<string, Q1Acc>();
+      for (let i = 0; i < 20_000; i++) {
+        const item = lineItem(seed, i);
+        if (item.shipdate > '1998-09-02') continue;
+        const key = item.returnflag + item.linestatus;
+        const acc = groups.get(key);
+        groups.set(key, acc ? mergeQ1(acc, q1Acc(item)) : q1Acc(item));
+      }
+      const viaExample = [...groups.values()].map(formatQ1).sort();
+      expect(viaExample).toHaveLength(4);
+      expect(expectedQ1Lines(20_000, seed)).toEqual(viaExample);
+    }
   });
 
   it('computes a non-empty expected output for every job', () => {

@@ -1,9 +1,14 @@
 import type { FaultKind } from './faults.js';
 import type { Outcome, RunResult } from './runner.js';
+import type { RecoveryClass } from './results.js';
 
 export interface ChaosSummary {
   readonly runs: number;
   readonly passed: number;
+  /** Passed runs that tested a recovery: a fault with finished work, before the job ended. */
+  readonly correctRecoveries: number;
+  /** Passed runs by what they tested (only 'recovered' is a correct recovery). */
+  readonly passedBy: Partial<Record<RecoveryClass, number>>;
   readonly failed: number;
   readonly outcomes: Partial<Record<Outcome, number>>;
   /** Planned / injected, per fault kind. */
@@ -32,8 +37,10 @@ export function summarize(results: readonly RunResult[]): ChaosSummary {
   const tasks = { finishedBeforeFault: 0, kept: 0, rerun: 0, rerunNotDurable: 0, rerunTaskManagerDied: 0, rerunExcused: 0, rerunDurableTaskManagerLived: 0 };
   const recoveries: number[] = [];
   let spontaneous = 0;
+  const passedBy: Partial<Record<RecoveryClass, number>> = {};
   for (const r of results) {
     outcomes[r.outcome] = (outcomes[r.outcome] ?? 0) + 1;
+    if (r.outcome === 'ok') passedBy[r.recovery ?? 'not-injected'] = (passedBy[r.recovery ?? 'not-injected'] ?? 0) + 1;
     for (const f of r.faults) {
       const e = (faults[f.kind] ??= { planned: 0, injected: 0 });
       e.planned++;
@@ -58,6 +65,8 @@ export function summarize(results: readonly RunResult[]): ChaosSummary {
   return {
     runs: results.length,
     passed,
+    correctRecoveries: passedBy.recovered ?? 0,
+    passedBy,
     failed: results.length - passed,
     outcomes,
     faults,
@@ -91,7 +100,7 @@ export function tableRows(results: readonly RunResult[]): string[][] {
       String(r.seed),
       r.job,
       faults,
-      r.outcome,
+      r.outcome === 'ok' && r.recovery && r.recovery !== 'recovered' ? `ok (${r.recovery})` : r.outcome,
       t ? `${t.kept}/${t.finishedBeforeFault}` : '-',
       rerun,
       r.observedRecoveryMs.length ? r.observedRecoveryMs.map(secs).join(' ') : '-',
@@ -115,6 +124,9 @@ export function summaryLines(s: ChaosSummary): string[] {
   const rec = s.recoveryMs;
   return [
     `runs: ${s.runs}, passed ${s.passed}, failed ${s.failed} (${outcomes})`,
+    `correct recoveries: ${s.correctRecoveries} of ${s.passed} passed runs; passed without testing a recovery: ` +
+      `${s.passedBy['no-finished-work'] ?? 0} with no finished task at the fault, ${s.passedBy['after-job-end'] ?? 0} with the fault after the job ended, ` +
+      `${s.passedBy['not-injected'] ?? 0} with no fault injected`,
     `faults injected/planned: ${faults}`,
     `finished tasks at a fault: ${t.finishedBeforeFault}; kept ${t.kept}, rerun ${t.rerun} (not durable ${t.rerunNotDurable}, TaskManager died ${t.rerunTaskManagerDied}, excused ${t.rerunExcused}, durable on a live TaskManager ${t.rerunDurableTaskManagerLived})`,
     `recovery (leader loss to running again): ${rec.count} recoveries${rec.count ? `, median ${secs(rec.median!)}, p95 ${secs(rec.p95!)}, max ${secs(rec.max!)}` : ''}`,

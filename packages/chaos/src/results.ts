@@ -8,10 +8,35 @@ export interface FaultRecord {
   readonly kind: FaultPlan['kind'];
   readonly plan: FaultPlan;
   readonly description: string;
+  /** True only once the fault's distinctive step happened (see inject.ts). */
   injected: boolean;
   /** ms after submission. */
   atMs?: number;
+  /** Tasks the leader reported finished when the fault was injected. */
+  finishedTasksAtFault?: number;
   notes: string[];
+}
+
+/**
+ * What a run that passed actually tested. Only 'recovered' counts as a correct recovery: a fault
+ * that hit a job with no finished task, or a job that had already ended, proves nothing about
+ * keeping finished work.
+ */
+export type RecoveryClass = 'recovered' | 'no-finished-work' | 'after-job-end' | 'not-injected';
+
+export const RECOVERY_CLASSES: readonly RecoveryClass[] = ['recovered', 'no-finished-work', 'after-job-end', 'not-injected'];
+
+/**
+ * A fault tests recovery when it was injected before the job ended (`jobEndedAt`, absolute ms;
+ * undefined if it never ended) with at least one finished task. A run is 'recovered' if one of
+ * its faults does; otherwise it is classified by the most telling of the others.
+ */
+export function classifyRecovery(faults: readonly FaultRecord[], submittedAt: number, jobEndedAt: number | undefined): RecoveryClass {
+  const injected = faults.filter((f) => f.injected);
+  if (injected.length === 0) return 'not-injected';
+  const beforeEnd = injected.filter((f) => jobEndedAt === undefined || submittedAt + (f.atMs ?? 0) < jobEndedAt);
+  if (beforeEnd.some((f) => (f.finishedTasksAtFault ?? 0) > 0)) return 'recovered';
+  return beforeEnd.length > 0 ? 'no-finished-work' : 'after-job-end';
 }
 
 export interface RecoveryRecord {
@@ -38,6 +63,8 @@ export interface RunResult {
   jobId?: string;
   readonly faults: FaultRecord[];
   outcome: Outcome;
+  /** What the run tested (see RecoveryClass); a correct recovery is outcome 'ok' and 'recovered'. */
+  recovery?: RecoveryClass;
   /** What makes the run fail (empty when it passed). */
   readonly problems: string[];
   readonly warnings: string[];

@@ -7,7 +7,7 @@ import { NO_CRASH_POINTS, describeFault } from './faults.js';
 import { injectFault } from './inject.js';
 import { JOB_MODULES, checkOutput, describeJob, expectedLines, jobArgs, writeJobInput } from './jobs.js';
 import { JobMonitor } from './monitor.js';
-import type { FaultRecord, Outcome, RecoveryRecord, RunOptions, RunResult } from './results.js';
+import { classifyRecovery, type FaultRecord, type Outcome, type RecoveryRecord, type RunOptions, type RunResult } from './results.js';
 import { RunContext } from './run-context.js';
 import { accountTasks, parseTaskEvents, type TaskEvent } from './task-log.js';
 
@@ -134,7 +134,9 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
       }
     }
     await r.monitor.stop();
-    r.log(`job ${final?.state ?? 'not finished'}; checking`);
+    // The JobMaster's end time, not the monitor's (which polls): a kill just after it is after the end.
+    result.recovery = classifyRecovery(records, r.submittedAt, final && final.finished_at_ms > 0 ? final.finished_at_ms : undefined);
+    r.log(`job ${final?.state ?? 'not finished'} (${result.recovery}); checking`);
 
     // Finished tasks kept vs rerun, from the TaskManager logs.
     const events = await allTaskEvents(r);

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Configuration, MAX_TIMER_MS, OPTIONS, RANGES, parseDuration, parseMemorySize } from './config.js';
+import { Configuration, MAX_TIMER_MS, OPTIONS, RANGES, parseDuration, parseMemorySize, type ConfigKey } from './config.js';
 import { ConfigError } from './errors.js';
 
 describe('parseDuration', () => {
@@ -88,8 +88,19 @@ describe('Configuration', () => {
 
   it('every default parses', () => {
     const defaults = Object.fromEntries(Object.entries(OPTIONS).map(([k, o]) => [k, o.default]));
-    const c = Configuration.of({ ...defaults, 'debug.allow-test-options': 'true' });
-    expect(c.toRecord()).toBeDefined();
+    const set: Record<string, string> = { ...defaults, 'debug.allow-test-options': 'true' };
+    const c = Configuration.of(set);
+    expect(c.toRecord()).toEqual(set);
+    // Each default also reads back through the getter of its kind, as a value of that kind.
+    for (const [key, o] of Object.entries(OPTIONS) as Array<[ConfigKey, (typeof OPTIONS)[ConfigKey]]>) {
+      const spec = o as { kind: string; default: string; values?: readonly string[] };
+      if (spec.kind === 'duration') expect(c.getDurationMs(key), key).toSatisfy((v: number) => Number.isFinite(v) && v >= 0);
+      else if (spec.kind === 'memory') expect(c.getBytes(key), key).toSatisfy((v: number) => Number.isSafeInteger(v) && v >= 0);
+      else if (spec.kind === 'int') expect(c.getInt(key), key).toSatisfy(Number.isSafeInteger);
+      else if (spec.kind === 'boolean') expect(c.getBoolean(key), key).toBe(set[key] === 'true');
+      else if (spec.kind === 'enum') expect(spec.values, key).toContain(c.getString(key));
+      else expect(c.getString(key), key).toBe(spec.default);
+    }
   });
 });
 

@@ -79,6 +79,7 @@ export const OPTIONS = {
   'debug.crash.before-event': { kind: 'string', default: '', testOnly: true, check: checkEventCrashPoint, description: 'Test only: the JobMaster exits abruptly (like SIGKILL) just before it writes the Nth event of a type: <EventType>:<N>.' },
   'debug.crash.after-event': { kind: 'string', default: '', testOnly: true, check: checkEventCrashPoint, description: 'Test only: the JobMaster exits abruptly just after the Nth event of a type is durable: <EventType>:<N>.' },
   'debug.crash.after-deploy': { kind: 'int', default: '0', testOnly: true, description: 'Test only: the JobMaster exits abruptly just after it deploys its Nth task (0: never).' },
+  'debug.crash.in-commit': { kind: 'int', default: '-1', testOnly: true, description: 'Test only: the JobMaster exits abruptly inside the sink commit, once the commit manifest is saved and N sink files are renamed (-1: never).' },
   'debug.crash.during-reconciling': { kind: 'boolean', default: 'false', testOnly: true, description: 'Test only: the JobMaster exits abruptly in RECONCILING, after replay and before reconciliation.' },
 } as const satisfies Record<string, OptionSpec>;
 
@@ -132,6 +133,7 @@ export const RANGES: Readonly<Record<NumericKey, { readonly min: number; readonl
   'taskmanager.network.block-size': { min: 64, max: 64 * 1024 ** 2 },
   'taskmanager.network.combiner.max-keys': { min: 0, max: 100_000_000 },
   'debug.crash.after-deploy': { min: 0, max: 1_000_000 },
+  'debug.crash.in-commit': { min: -1, max: 1_000_000 },
 };
 
 /** "30 s", "1 mb", "5": a number in the key's unit as a person reads it (for range errors). */

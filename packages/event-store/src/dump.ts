@@ -1,7 +1,7 @@
 import { JobEventStoreCorruptError } from './errors.js';
 import { jobEventsDir, listEventFiles } from './format.js';
 import type { JobEventRecord, JobEventType } from './job-event.js';
-import { JobEventLogReader, type EventFileInfo, type StaleFile, type TornTail } from './job-event-log-reader.js';
+import { JobEventLogReader, type EventFileInfo, type ReplayCut, type StaleFile, type TornTail } from './job-event-log-reader.js';
 
 export interface JobEventsSummary {
   directory: string;
@@ -14,6 +14,8 @@ export interface JobEventsSummary {
   discardedBytes: number;
   tornTails: TornTail[];
   staleFiles: StaleFile[];
+  /** Set when reading stopped at a torn or corrupt record before the end of the log. */
+  cut?: ReplayCut;
   /** Set when reading stopped at something a crash cannot explain. */
   corruption?: { file: string; offset: number; message: string };
 }
@@ -56,9 +58,25 @@ export async function dumpJobEvents(haDir: string, jobId: string): Promise<JobEv
       discardedBytes: r.discardedBytes,
       tornTails: r.tornTails,
       staleFiles: r.staleFiles,
+      ...(r.cut ? { cut: r.cut } : {}),
       ...(r.corruption ? { corruption: r.corruption } : {}),
     },
   };
+}
+
+/**
+ * One line on where replay stopped and what it left out, for logs, notes and `rebound events`;
+ * undefined when the whole log was read.
+ */
+export function describeReplayCut(cut: ReplayCut | undefined): string | undefined {
+  if (!cut) return undefined;
+  const at = `${cut.file} offset ${cut.offset} (${cut.reason})`;
+  if (cut.expected) return `the newest event file ends in a torn record at ${at}: ${cut.bytes} bytes not replayed`;
+  return (
+    `the event log is damaged before its end, at ${at}: replayed only what precedes it; ` +
+    `${cut.bytes} bytes not replayed, including ${cut.laterFiles.length} later file${cut.laterFiles.length === 1 ? '' : 's'} ` +
+    `(${cut.laterFiles.join(', ')}) whose tasks rerun and whose partitions are released`
+  );
 }
 
 export function formatBytes(n: number): string {
@@ -132,6 +150,8 @@ export function formatSummary(summary: JobEventsSummary): string {
   for (const t of summary.tornTails) {
     lines.push(`  torn tail: ${t.file} from offset ${t.offset}, ${t.bytes} bytes discarded (${t.reason})`);
   }
+  const cut = describeReplayCut(summary.cut);
+  if (cut) lines.push(`${summary.cut!.expected ? '  cut:     ' : 'DAMAGED:   '}${cut}`);
   for (const s of summary.staleFiles) {
     lines.push(`  ignored:   ${s.file} of fenced epoch ${s.epoch}, written after epoch ${s.newerEpoch} (${s.bytes} bytes)`);
   }

@@ -164,22 +164,24 @@ describe('FileSystemJobEventStore', () => {
         expect(back.map((r) => r.offset)).toEqual(full.slice(0, -1).map((r) => r.offset));
         expect(report.discardedBytes).toBe(cut - lastOffset);
         expect(report.tornTails).toEqual(cut === lastOffset ? [] : [{ file: 'events.0', offset: lastOffset, bytes: cut - lastOffset, reason: expect.any(String) }]);
+        expect(report.cut?.expected ?? true).toBe(true);
       }),
       { numRuns: original.length - lastOffset, examples: [[lastOffset], [lastOffset + 1], [original.length - 1]] },
     );
   });
 
-  it('keeps reading later files after a torn tail, and reports it per file', async () => {
+  it('stops at a torn tail of an earlier file: later files are not replayed, and the cut says what was dropped', async () => {
     await writeAll(1, [initializedEvent(0, 2), finishedEvent(0, 0), finishedEvent(0, 1)]);
     await writeAll(2, [initializedEvent(1, 1, 2)]);
     const first = join(dir, 'events.0');
     const size = (await stat(first)).size;
+    const laterSize = (await stat(join(dir, 'events.1'))).size;
     await truncate(first, size - 3);
     const { events, report } = await replayDir();
+    // The later file's event may rest on the lost record: replaying it would leave a hole.
     expect(events.map((r) => [r.file, r.type])).toEqual([
       ['events.0', 'ExecutionJobVertexInitialized'],
       ['events.0', 'ExecutionVertexFinished'],
-      ['events.1', 'ExecutionJobVertexInitialized'],
     ]);
     expect(report.tornTails).toHaveLength(1);
     const tail = report.tornTails[0]!;
@@ -187,15 +189,39 @@ describe('FileSystemJobEventStore', () => {
     // The tail starts at the third record: after the second one, before the end of the file.
     expect(tail.offset).toBeGreaterThan(events[1]!.offset);
     expect(tail.offset + tail.bytes).toBe(size - 3);
-    expect(report.discardedBytes).toBe(tail.bytes);
-    expect(report.files.map((f) => f.status)).toEqual(['torn', 'complete']);
+    expect(report.cut).toEqual({ file: 'events.0', offset: tail.offset, reason: 'truncated-record', bytes: tail.bytes + laterSize, laterFiles: ['events.1'], expected: false });
+    expect(report.discardedBytes).toBe(tail.bytes + laterSize);
+    expect(report.files.map((f) => f.status)).toEqual(['torn', 'discarded']);
   });
 
-  it('treats a flipped bit anywhere in a middle record as the end of that file', async () => {
+  it('calls a tear expected only when no record follows it: the newest file, or later files holding just a header', async () => {
+    await writeAll(1, [initializedEvent(0, 2), finishedEvent(0, 0)]);
+    const first = join(dir, 'events.0');
+    const size = (await stat(first)).size;
+    await truncate(first, size - 3);
+    const alone = await replayDir();
+    expect(alone.events).toHaveLength(1);
+    expect(alone.report.cut).toMatchObject({ file: 'events.0', laterFiles: [], expected: true, bytes: alone.report.tornTails[0]!.bytes });
+
+    // A later leader created its file, and died before its first record was durable.
+    await writeAll(2, [initializedEvent(1, 1, 2)]);
+    const later = join(dir, 'events.1');
+    const { events: all } = await replayDir();
+    expect(all).toHaveLength(1); // still cut at events.0
+    const header = (await readFile(later)).subarray(0, 8);
+    const headerEnd = 8 + header.readUInt16BE(6) + 4;
+    await truncate(later, headerEnd);
+    const { events, report } = await replayDir();
+    expect(events).toHaveLength(1);
+    expect(report.cut).toMatchObject({ file: 'events.0', laterFiles: ['events.1'], expected: true, bytes: alone.report.tornTails[0]!.bytes + headerEnd });
+  });
+
+  it('ends the replay at a flipped bit anywhere in a middle record: nothing after it, in that file or a later one', async () => {
     await writeAll(1, [initializedEvent(0, 3), finishedEvent(0, 0), finishedEvent(0, 1), finishedEvent(0, 2)]);
     await writeAll(2, [resetEvent(0, [1])]);
     const path = join(dir, 'events.0');
     const original = await readFile(path);
+    const laterSize = (await stat(join(dir, 'events.1'))).size;
     const { events: full } = await replayDir();
     const middle = full[2]!;
     const middleEnd = full[3]!.offset;
@@ -205,8 +231,11 @@ describe('FileSystemJobEventStore', () => {
         copy[bit >> 3]! ^= 1 << (bit & 7);
         await writeFile(path, copy);
         const { events, report } = await replayDir();
-        expect(events.map((r) => `${r.file}@${r.offset}`)).toEqual([full[0], full[1], full[4]].map((r) => `${r!.file}@${r!.offset}`));
+        // Replaying events.1's reset of subtask 1 without the lost finish of subtask 2 would be a history with a hole.
+        expect(events.map((r) => `${r.file}@${r.offset}`)).toEqual([full[0], full[1]].map((r) => `${r!.file}@${r!.offset}`));
         expect(report.tornTails).toEqual([{ file: 'events.0', offset: middle.offset, bytes: original.length - middle.offset, reason: expect.any(String) }]);
+        expect(report.cut).toMatchObject({ file: 'events.0', offset: middle.offset, laterFiles: ['events.1'], expected: false });
+        expect(report.discardedBytes).toBe(original.length - middle.offset + laterSize);
       }),
       { numRuns: 120 },
     );
@@ -538,7 +567,7 @@ describe('FileSystemJobEventStore', () => {
         const reader = new JobEventLogReader(dir, await listEventFiles(dir), { jobId: SAMPLE_JOB_ID, readChunkBytes });
         const offsets: string[] = [];
         for await (const r of reader) offsets.push(`${r.file}@${r.offset}`);
-        expect(offsets).toEqual([...full.slice(0, i), full[2000]!].map((r) => `${r.file}@${r.offset}`));
+        expect(offsets).toEqual(full.slice(0, i).map((r) => `${r.file}@${r.offset}`));
         expect(reader.report().tornTails).toEqual([
           { file: 'events.0', offset: full[i]!.offset, bytes: original.length - full[i]!.offset, reason: 'checksum-mismatch' },
         ]);
@@ -546,17 +575,22 @@ describe('FileSystemJobEventStore', () => {
     }
   });
 
-  it('reads a header-less or zero-filled file as a torn tail', async () => {
+  it('reads a header-less or zero-filled newest file as an expected torn tail', async () => {
     await writeAll(1, [initializedEvent(0, 1)]);
+    for (const [content, bytes] of [[Buffer.alloc(0), 0], [Buffer.alloc(100), 100], [Buffer.from('RBJ'), 3]] as const) {
+      await writeFile(join(dir, 'events.1'), content);
+      const { events, report } = await replayDir();
+      expect(events).toHaveLength(1);
+      expect(report.tornTails.map((t) => [t.file, t.offset, t.bytes])).toEqual([['events.1', 0, bytes]]);
+      expect(report.cut).toMatchObject({ file: 'events.1', offset: 0, bytes, laterFiles: [], expected: true });
+    }
+    // Such files after it hold no records: the first one ends the replay, and the cut is still expected.
     await writeFile(join(dir, 'events.1'), Buffer.alloc(0));
     await writeFile(join(dir, 'events.2'), Buffer.alloc(100));
     await writeFile(join(dir, 'events.3'), Buffer.from('RBJ'));
     const { events, report } = await replayDir();
     expect(events).toHaveLength(1);
-    expect(report.tornTails.map((t) => [t.file, t.offset, t.bytes])).toEqual([
-      ['events.1', 0, 0],
-      ['events.2', 0, 100],
-      ['events.3', 0, 3],
-    ]);
+    expect(report.tornTails.map((t) => [t.file, t.offset, t.bytes])).toEqual([['events.1', 0, 0]]);
+    expect(report.cut).toMatchObject({ file: 'events.1', bytes: 103, laterFiles: ['events.2', 'events.3'], expected: true });
   });
 });

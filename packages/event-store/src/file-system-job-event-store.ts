@@ -108,8 +108,9 @@ const HAND_OVER_FRACTION = 4;
 /**
  * The job event log on a (shared) file system, under `<ha-dir>/jobs/<jobId>/job-events/`
  * (Flink's FileSystemJobEventStore), with the weaknesses of Flink's fixed:
- * - every file header and record carries a CRC32C; a torn tail is cut at the last good record
- *   and reported, and never hides the files after it;
+ * - every file header and record carries a CRC32C; replay stops at the first torn or corrupt
+ *   record and reports it: only the longest valid prefix of the whole log is replayed, never a
+ *   history with a hole in it (see JobEventLogReader);
  * - a checksummed record that cannot be understood is a typed corruption error, not a silent
  *   end of the log;
  * - a writer whose epoch is older than the leader's stops writing (checked before each flush)

@@ -39,6 +39,29 @@ export interface TornTail {
 }
 
 /**
+ * Where replay stopped because a record could not be read (a torn or corrupt record). The log is
+ * a single history: records after a bad one may depend on what it said, so nothing after it —
+ * in that file or in any later file — is replayed; the executions it recorded are unknown to the
+ * new leader (their tasks rerun, their partitions are released).
+ */
+export interface ReplayCut {
+  /** The file and offset of the first record that could not be read. */
+  file: string;
+  offset: number;
+  reason: TornTailReason;
+  /** Bytes not replayed: the rest of that file plus every later file. */
+  bytes: number;
+  /** Later files not replayed. */
+  laterFiles: string[];
+  /**
+   * True when no record follows the cut in a later file: the tail of the newest file, which is
+   * what a crash mid-write leaves. False means history written after the damage (by this or a
+   * later JobMaster) is being dropped: damage no crash of the newest writer explains.
+   */
+  expected: boolean;
+}
+
+/**
  * A file written by an older epoch after a newer epoch had already created a file: a fenced
  * JobMaster that raced past its fencing check. Its records are not part of the job's history.
  */
@@ -57,7 +80,8 @@ export interface EventFileInfo {
   jobMasterId?: string;
   createdAtMs?: number;
   events: number;
-  status: 'complete' | 'torn' | 'stale' | 'corrupt' | 'unread';
+  /** 'discarded': not replayed because an earlier file has a torn or corrupt record (see ReplayCut). */
+  status: 'complete' | 'torn' | 'stale' | 'corrupt' | 'unread' | 'discarded';
 }
 
 export interface ReplayReport {
@@ -67,9 +91,12 @@ export interface ReplayReport {
   eventsPerType: Record<JobEventType, number>;
   /** Total size of the files looked at. */
   bytes: number;
-  /** Bytes dropped from torn tails (the recovery report shows this). */
+  /** Bytes not replayed: the torn tail and every later file (the recovery report shows this). */
   discardedBytes: number;
+  /** At most one: replay stops at the first torn record. */
   tornTails: TornTail[];
+  /** Set when replay stopped before the end of the log. */
+  cut?: ReplayCut;
   staleFiles: StaleFile[];
   corruption?: { file: string; offset: number; message: string };
 }
@@ -87,6 +114,31 @@ const DEFAULT_READ_CHUNK = 1024 * 1024;
  * the window's end (up to this size) is whole in the next one without copying.
  */
 const READ_AHEAD_OVERLAP = 64 * 1024;
+
+/**
+ * A file's size and how many bytes follow its header (the whole size when the header cannot be
+ * read: unknown content counts as records); undefined if the file is gone.
+ */
+async function recordBytesOf(path: string): Promise<{ size: number; afterHeader: number } | undefined> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  try {
+    const size = (await fh.stat()).size;
+    const prefix = Buffer.alloc(FILE_PREFIX_BYTES);
+    const got = await readFully(fh, prefix, 0, FILE_PREFIX_BYTES, 0);
+    if (got < FILE_PREFIX_BYTES) return { size, afterHeader: 0 };
+    if (FILE_MAGIC.compare(prefix, 0, 4) !== 0) return { size, afterHeader: prefix.every((x) => x === 0) ? 0 : size };
+    const headerEnd = FILE_PREFIX_BYTES + ((prefix[6]! << 8) | prefix[7]!) + CRC_BYTES;
+    return { size, afterHeader: Math.max(0, size - headerEnd) };
+  } finally {
+    await fh.close();
+  }
+}
 
 /** Reads [position, position + length) into buf[at...]; fewer bytes only at the end of the file. */
 async function readFully(fh: FileHandle, buf: Buffer, at: number, length: number, position: number): Promise<number> {
@@ -240,8 +292,10 @@ function emptyCounts(): Record<JobEventType, number> {
 }
 
 /**
- * Reads a job's event files in order. A torn tail ends its file at the last good record and is
- * reported (file, offset, bytes, reason); the next file is still read. Anything a crash cannot
+ * Reads a job's event files in order: the longest valid prefix of the log. The first record that
+ * is torn or fails its checksum ends the replay, in that file and for every later file, and is
+ * reported (file, offset, bytes, reason, and whether a later file held records: see ReplayCut).
+ * Only the tail of the newest file is an expected tear. Anything a crash cannot
  * explain (a checksummed record of unknown type or undecodable payload, another job's file, an
  * unknown format version) throws JobEventStoreCorruptError naming file and offset.
  */
@@ -284,6 +338,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       eventsPerType: { ...this.rep.eventsPerType },
       tornTails: [...this.rep.tornTails],
       staleFiles: [...this.rep.staleFiles],
+      ...(this.rep.cut ? { cut: { ...this.rep.cut, laterFiles: [...this.rep.cut.laterFiles] } } : {}),
     };
   }
 
@@ -313,6 +368,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       if (this.deferred !== undefined) throw this.deferred;
       while (out.length === 0) {
         if (!this.current) {
+          if (this.rep.cut && this.nextFile < this.files.length) await this.discardRest(this.rep.cut);
           if (this.nextFile >= this.files.length) return out;
           this.current = await this.openNext(this.files[this.nextFile++]!);
           continue;
@@ -404,7 +460,27 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
     file.info.status = 'torn';
     this.rep.tornTails.push({ file: file.ref.name, offset, bytes, reason });
     this.rep.discardedBytes += bytes;
+    // Later files (if any) are looked at before the next one would be opened: see discardRest.
+    this.rep.cut = { file: file.ref.name, offset, reason, bytes, laterFiles: [], expected: true };
     return null;
+  }
+
+  /**
+   * After a cut: the files after it are not replayed. Each is only sized and checked for records
+   * after its header, to tell a tear at the end of the history from one inside it.
+   */
+  private async discardRest(cut: ReplayCut): Promise<void> {
+    for (; this.nextFile < this.files.length; this.nextFile++) {
+      const ref = this.files[this.nextFile]!;
+      const records = await recordBytesOf(join(this.directory, ref.name));
+      if (records === undefined) continue; // removed since listing: nothing was dropped
+      this.rep.files.push({ file: ref.name, bytes: records.size, events: 0, status: 'discarded' });
+      this.rep.bytes += records.size;
+      this.rep.discardedBytes += records.size;
+      cut.bytes += records.size;
+      cut.laterFiles.push(ref.name);
+      if (records.afterHeader > 0) cut.expected = false;
+    }
   }
 
   /** Opens a file and checks its header; undefined when there is nothing to read in it. */

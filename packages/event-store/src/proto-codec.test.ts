@@ -16,61 +16,68 @@ const int64 = fc.oneof(
 const bytes = fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b));
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
 
-const snapshot = fc.record({ operator_id: str, state: bytes }, { requiredKeys: [] });
-const partitionId = fc.record({ job_id: str, vertex_id: str, subtask: int32, attempt: int32 }, { requiredKeys: [] });
+/** Field arbitraries per message, checked against the .proto below so that no field goes ungenerated. */
+const snapshotFields = { operator_id: str, state: bytes };
+const snapshot = fc.record(snapshotFields, { requiredKeys: [] });
+// epoch: the part of a partition's identity that keeps reruns under a new leader apart.
+const partitionIdFields = { job_id: str, vertex_id: str, subtask: int32, attempt: int32, epoch: int64 };
+const partitionId = fc.record(partitionIdFields, { requiredKeys: [] });
 
-const finished = fc.record(
-  {
-    vertex_id: str,
-    subtask: int32,
-    attempt: int32,
-    location: opt(fc.record({ task_manager_id: str, address: str }, { requiredKeys: [] })),
-    io_metrics: opt(
-      fc.record(
-        {
-          records_in: int64,
-          records_out: int64,
-          bytes_in: int64,
-          bytes_out: int64,
-          subpartition_bytes: fc.array(int64, { maxLength: 200 }),
-        },
-        { requiredKeys: [] },
-      ),
+const finishedFields = {
+  vertex_id: str,
+  subtask: int32,
+  attempt: int32,
+  location: opt(fc.record({ task_manager_id: str, address: str }, { requiredKeys: [] })),
+  io_metrics: opt(
+    fc.record(
+      {
+        records_in: int64,
+        records_out: int64,
+        bytes_in: int64,
+        bytes_out: int64,
+        subpartition_bytes: fc.array(int64, { maxLength: 200 }),
+      },
+      { requiredKeys: [] },
     ),
-    partitions: fc.array(partitionId, { maxLength: 4 }),
-    coordinator_snapshots: fc.array(snapshot, { maxLength: 3 }),
-    coordinator_increments: fc.array(snapshot, { maxLength: 3 }),
-    shuffle_master_snapshot: bytes,
-    has_shuffle_master_snapshot: fc.boolean(),
-    finished_at_ms: int64,
-  },
-  { requiredKeys: [] },
-);
+  ),
+  partitions: fc.array(partitionId, { maxLength: 4 }),
+  coordinator_snapshots: fc.array(snapshot, { maxLength: 3 }),
+  coordinator_increments: fc.array(snapshot, { maxLength: 3 }),
+  shuffle_master_snapshot: bytes,
+  has_shuffle_master_snapshot: fc.boolean(),
+  finished_at_ms: int64,
+  sink_temp_file: str,
+  attempt_epoch: int64,
+};
+const finished = fc.record(finishedFields, { requiredKeys: [] });
 
-const initialized = fc.record(
-  {
-    vertex_id: str,
-    parallelism: int32,
-    inputs: fc.array(
-      fc.record(
-        { producer_vertex_id: str, subtask_ranges: fc.array(fc.record({ start: int32, end: int32 }, { requiredKeys: [] }), { maxLength: 40 }) },
-        { requiredKeys: [] },
-      ),
-      { maxLength: 3 },
+const initializedFields = {
+  vertex_id: str,
+  parallelism: int32,
+  inputs: fc.array(
+    fc.record(
+      { producer_vertex_id: str, subtask_ranges: fc.array(fc.record({ start: int32, end: int32 }, { requiredKeys: [] }), { maxLength: 40 }) },
+      { requiredKeys: [] },
     ),
-  },
-  { requiredKeys: [] },
-);
+    { maxLength: 3 },
+  ),
+};
+const initialized = fc.record(initializedFields, { requiredKeys: [] });
 
-const reset = fc.record(
-  { vertices: fc.array(fc.record({ vertex_id: str, subtask: int32 }, { requiredKeys: [] }), { maxLength: 20 }) },
-  { requiredKeys: [] },
-);
+const resetFields = { vertices: fc.array(fc.record({ vertex_id: str, subtask: int32 }, { requiredKeys: [] }), { maxLength: 20 }) };
+const reset = fc.record(resetFields, { requiredKeys: [] });
 
-const header = fc.record(
-  { job_id: str, epoch: int64, jobmaster_id: str, created_at_ms: int64, file_index: int32, payload_version: int32 },
-  { requiredKeys: [] },
-);
+const headerFields = { job_id: str, epoch: int64, jobmaster_id: str, created_at_ms: int64, file_index: int32, payload_version: int32 };
+const header = fc.record(headerFields, { requiredKeys: [] });
+
+const generated: Array<[string, object]> = [
+  ['ExecutionVertexFinishedEvent', finishedFields],
+  ['ResultPartitionId', partitionIdFields],
+  ['OperatorCoordinatorSnapshot', snapshotFields],
+  ['ExecutionJobVertexInitializedEvent', initializedFields],
+  ['ExecutionVertexResetEvent', resetFields],
+  ['JobEventFileHeader', headerFields],
+];
 
 const cases: Array<[string, fc.Arbitrary<object>]> = [
   ['ExecutionVertexFinishedEvent', finished],
@@ -80,6 +87,14 @@ const cases: Array<[string, fc.Arbitrary<object>]> = [
 ];
 
 describe('messageCodec', () => {
+  it('generates every field the .proto files define (epoch and attempt_epoch included)', () => {
+    for (const [typeName, fields] of generated) {
+      // Decoding no bytes with defaults gives every field of the message.
+      const protoFields = Object.keys(decodeMessage<object>(typeName, new Uint8Array())).sort();
+      expect(Object.keys(fields).sort(), typeName).toEqual(protoFields);
+    }
+  });
+
   it('uses the fast path for every event payload and the file header', () => {
     for (const t of JOB_EVENT_TYPE_NAMES) expect(messageCodec(JOB_EVENT_TYPES[t].message).fast).toBe(true);
     expect(messageCodec('JobEventFileHeader').fast).toBe(true);

@@ -1,4 +1,5 @@
 import type { Configuration, Logger } from '@rebound/core';
+import { applyCommit, type CommitManifest } from './sink-committer.js';
 
 type EventType = 'ExecutionJobVertexInitialized' | 'ExecutionVertexFinished' | 'ExecutionVertexReset';
 
@@ -23,6 +24,7 @@ export class CrashPoints {
     private readonly after: { type: string; n: number } | undefined,
     private readonly afterDeployN: number,
     private readonly inReconciling: boolean,
+    private readonly inCommitRenames: number,
     private readonly logger: Logger,
   ) {}
 
@@ -32,8 +34,9 @@ export class CrashPoints {
     const after = parse(config.getString('debug.crash.after-event'));
     const afterDeploy = config.getInt('debug.crash.after-deploy');
     const reconciling = config.getBoolean('debug.crash.during-reconciling');
-    if (!before && !after && afterDeploy <= 0 && !reconciling) return undefined;
-    return new CrashPoints(before, after, afterDeploy, reconciling, logger);
+    const inCommit = config.getInt('debug.crash.in-commit');
+    if (!before && !after && afterDeploy <= 0 && !reconciling && inCommit < 0) return undefined;
+    return new CrashPoints(before, after, afterDeploy, reconciling, inCommit, logger);
   }
 
   private crash(point: string): never {
@@ -65,5 +68,19 @@ export class CrashPoints {
 
   duringReconciling(): void {
     if (this.inReconciling) this.crash('during RECONCILING');
+  }
+
+  /**
+   * Called once the commit manifest is durable, before the JobMaster renames anything: dies inside
+   * the commit window, after the manifest and `debug.crash.in-commit` renames (0: none). The
+   * renames are the real commit's, so the next leader finds exactly what a crash there leaves.
+   */
+  async inCommit(manifest: CommitManifest): Promise<void> {
+    const n = this.inCommitRenames;
+    if (n < 0) return;
+    if (n === 0) this.crash('in commit, after the manifest, before any rename');
+    await applyCommit(manifest, { afterRename: (k) => (k === n ? this.crash(`in commit, after ${k} renames`) : undefined) });
+    // Fewer entries than N: the commit is complete but not acknowledged.
+    this.crash(`in commit, after all ${manifest.entries.length} renames`);
   }
 }

@@ -215,14 +215,18 @@ describe('JobMaster regressions', () => {
       leaderEpoch = 2;
       const second = await jobMaster(2, tms, { 'execution.batch.job-recovery.previous-worker.recovery.timeout': '2 s' });
       await second.job.start(true);
-      // Give the second answers of the slower TaskManager time to arrive (the window ends early once all needed partitions are in).
-      await new Promise((r) => setTimeout(r, 100));
+      const staleOn = (tmId: string) =>
+        [...producedOn].filter(([, on]) => on !== tmId).map(([subtask]) => partitionKey(partition(subtask).partition_id!)).sort();
+      // Both TaskManagers hold stale copies, so each has answered (and its answer was handled)
+      // once it saw as many releases as it holds stale copies: no fixed wait for the slower one.
+      await until(
+        () => retainedA.released.length >= staleOn('tm-a').length && retainedB.released.length >= staleOn('tm-b').length,
+        'both TaskManagers to answer and their stale copies to be released',
+      );
       for (const ev of second.job.graph.vertices[0]!.vertices) {
         expect(ev.state).toBe('FINISHED');
         expect(ev.location?.task_manager_id, `subtask ${ev.subtask}`).toBe(producedOn.get(ev.subtask));
       }
-      const staleOn = (tmId: string) =>
-        [...producedOn].filter(([, on]) => on !== tmId).map(([subtask]) => partitionKey(partition(subtask).partition_id!)).sort();
       expect(retainedA.released.sort()).toEqual(staleOn('tm-a'));
       expect(retainedB.released.sort()).toEqual(staleOn('tm-b'));
       expect(second.recoveries.at(-1)).toMatchObject({ executions_recovered: 4, partitions_reused: 4, partitions_missing: 0 });

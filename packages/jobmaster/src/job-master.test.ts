@@ -77,7 +77,9 @@ describe('JobMaster scheduling', () => {
     expect(new Set(deployed.map((d) => d.execution!.vertex_id))).toEqual(new Set(['v-op-1']));
     expect(deployed.every((d) => d.output?.num_subpartitions === 4 && d.output.distribution === 'HASH')).toBe(true);
     for (const d of deployed.slice(0, 3)) finishTask(job, d, [100, 0, 0, 100]);
-    await new Promise((r) => setTimeout(r, 50));
+    // Scheduling runs synchronously inside onTaskExecutionState: had it started the consumer, the
+    // vertex would be initialized by now, whenever its deployment reaches the TaskManager.
+    expect(job.graph.vertices.filter((v) => v.id !== 'v-op-1').map((v) => v.isInitialized)).toEqual([false]);
     expect(deployed).toHaveLength(4);
     finishTask(job, deployed[3]!, [100, 0, 0, 100]);
     // 800 bytes at 100 b per task -> clamp to 4 subpartitions; the empty middle ones are merged.

@@ -223,7 +223,10 @@ export class LeaderServices {
       previousLeaderLastHeardMs: this.previousLeaderLastHeardMs,
       recoveries,
       saveRecoveries: (jobId, reports) => this.store.putJobAttachment(jobId, RECOVERIES, JSON.stringify(reports)),
-      saveCommitManifest: (jobId, manifest) => this.store.putJobAttachment(jobId, COMMIT_MANIFEST, JSON.stringify(manifest)),
+      saveCommitManifest: async (jobId, manifest) => {
+        await this.store.putJobAttachment(jobId, COMMIT_MANIFEST, JSON.stringify(manifest));
+        await this.crashPoints?.inCommit(manifest);
+      },
       onTerminal: (j) => this.onJobTerminal(j),
       onSlotsFreed: () => this.scheduleAll(),
     });

@@ -32,16 +32,24 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
+/** Test hooks into a commit (crash points, and tests that interrupt it half-way). */
+export interface CommitHooks {
+  /** Called after each rename this call performed, with how many it performed so far. */
+  afterRename?(renamed: number): void;
+}
+
 /**
  * Applies a commit manifest. Idempotent: a leader that died half-way through a commit leaves
  * the manifest in the HA directory and the next leader applies it again, so each finished
  * attempt's output appears exactly once, whatever failed on the way.
  */
-export async function applyCommit(manifest: CommitManifest): Promise<void> {
+export async function applyCommit(manifest: CommitManifest, hooks: CommitHooks = {}): Promise<void> {
   const finals = new Set(manifest.entries.map((e) => e.final));
+  let renamed = 0;
   for (const e of manifest.entries) {
     if (await exists(e.temp)) {
       await rename(e.temp, e.final);
+      hooks.afterRename?.(++renamed);
     } else if (!(await exists(e.final))) {
       throw new ReboundError(ErrorCode.INTERNAL, `sink output ${e.temp} of a finished task is missing; cannot commit ${e.final}`);
     }

@@ -80,27 +80,38 @@ describe('SourceCoordinator regressions', () => {
       fc.record({ kind: fc.constant('reset' as const), subtask: fc.nat(5) }),
       fc.record({ kind: fc.constant('snapshot' as const) }),
     );
+    /**
+     * `finished` holds the increments the JobMaster would write (code under test); `handed` and
+     * `consumed` what readers were actually given, which the final check relies on instead.
+     */
     const apply = async (
       c: SourceCoordinator,
       ops: readonly { kind: string; subtask?: number }[],
       attempts: number[],
       finished: Map<number, SourceSplit[]>,
+      handed: string[][],
+      consumed: Map<number, string[]>,
       onSnapshot: (s: Uint8Array) => void,
     ): Promise<void> => {
       for (const o of ops) {
         const s = o.subtask ?? 0;
         if (o.kind === 'snapshot') onSnapshot(await c.checkpointCoordinator(-1));
         else if (o.kind === 'request') {
-          if (!finished.has(s)) c.requestSplit(s, attempts[s]!);
+          if (finished.has(s)) continue;
+          const a = c.requestSplit(s, attempts[s]!);
+          if ('split' in a) handed[s]!.push(a.split.id);
         } else if (o.kind === 'finish') {
           if (finished.has(s)) continue;
-          drain(c, s, attempts[s]!);
+          handed[s]!.push(...drain(c, s, attempts[s]!).map((x) => x.id));
           c.subtaskFinished(s, attempts[s]!);
           finished.set(s, increment(c, s));
+          consumed.set(s, [...handed[s]!]);
         } else {
           attempts[s]!++;
           c.subtaskReset(s, attempts[s]!);
           finished.delete(s);
+          consumed.delete(s);
+          handed[s] = [];
         }
       }
     };
@@ -109,12 +120,18 @@ describe('SourceCoordinator regressions', () => {
         const live = await coordinator(6);
         const attempts = [0, 0, 0, 0, 0, 0];
         const finished = new Map<number, SourceSplit[]>();
+        const handed: string[][] = [[], [], [], [], [], []];
+        const consumed = new Map<number, string[]>();
         let snapshot: Uint8Array | undefined;
-        await apply(live, before, attempts, finished, (s) => (snapshot ??= s));
+        await apply(live, before, attempts, finished, handed, consumed, (s) => (snapshot ??= s));
         const restored = await coordinator(6);
-        for (let s = 0; s < 6; s++) if (!finished.has(s)) attempts[s]!++;
+        for (let s = 0; s < 6; s++) {
+          if (finished.has(s)) continue;
+          attempts[s]!++;
+          handed[s] = [];
+        }
         await restored.restore(snapshot, finished, new Map(attempts.map((a, i) => [i, a])));
-        await apply(restored, after, attempts, finished, () => undefined);
+        await apply(restored, after, attempts, finished, handed, consumed, () => undefined);
         const handedOut: string[] = [];
         // Readers of unfinished subtasks hand back what they hold, as a failure would.
         for (let s = 0; s < 6; s++) {
@@ -123,8 +140,7 @@ describe('SourceCoordinator regressions', () => {
           restored.subtaskReset(s, attempts[s]!);
         }
         for (let s = 0; s < 6; s++) if (!finished.has(s)) handedOut.push(...drain(restored, s, attempts[s]!).map((x) => x.id));
-        const consumed = [...finished.values()].flat().map((x) => x.id);
-        expect([...consumed, ...handedOut].sort()).toEqual(ALL);
+        expect([...[...consumed.values()].flat(), ...handedOut].sort()).toEqual(ALL);
       }),
       { numRuns: 300 },
     );

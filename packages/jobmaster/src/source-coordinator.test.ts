@@ -86,35 +86,45 @@ describe('SourceCoordinator', () => {
       fc.asyncProperty(fc.array(op, { maxLength: 60 }), fc.boolean(), async (ops, withSnapshots) => {
         const live = await coordinator(4);
         const attempts = [0, 0, 0, 0];
+        // What the JobMaster writes in finished events (the increments, code under test) ...
         const finished = new Map<number, SourceSplit[]>();
+        // ... and, independently, what each reader's current attempt was actually handed.
+        const handed: string[][] = [[], [], [], []];
+        const consumed = new Map<number, string[]>();
         let snapshot: Uint8Array | undefined;
         for (const o of ops) {
           if (o.kind === 'snapshot') {
             if (withSnapshots) snapshot = await live.checkpointCoordinator(-1);
           } else if (o.kind === 'request') {
-            if (!finished.has(o.subtask)) live.requestSplit(o.subtask, attempts[o.subtask]!);
+            if (finished.has(o.subtask)) continue;
+            const a = live.requestSplit(o.subtask, attempts[o.subtask]!);
+            if ('split' in a) handed[o.subtask]!.push(a.split.id);
           } else if (o.kind === 'finish') {
             // A reader finishes only once it was told there are no more splits.
             if (finished.has(o.subtask)) continue;
-            drain(live, o.subtask, attempts[o.subtask]!);
+            handed[o.subtask]!.push(...drain(live, o.subtask, attempts[o.subtask]!).map((x) => x.id));
             live.subtaskFinished(o.subtask, attempts[o.subtask]!);
-            finished.set(o.subtask, JSON.parse(Buffer.from(live.increment(o.subtask)).toString('utf8')) as SourceSplit[]);
+            const increment = JSON.parse(Buffer.from(live.increment(o.subtask)).toString('utf8')) as SourceSplit[];
+            expect(increment.map((x) => x.id).sort()).toEqual([...handed[o.subtask]!].sort());
+            finished.set(o.subtask, increment);
+            consumed.set(o.subtask, [...handed[o.subtask]!]);
           } else {
             attempts[o.subtask]!++;
             live.subtaskReset(o.subtask, attempts[o.subtask]!);
             finished.delete(o.subtask);
+            consumed.delete(o.subtask);
+            handed[o.subtask] = [];
           }
         }
         // The JobMaster dies; a new one restores.
         const restored = await coordinator(4);
         const next = new Map(attempts.map((a, i) => [i, finished.has(i) ? a : a + 1]));
         await restored.restore(snapshot, finished, next);
-        const consumed = [...finished.values()].flat().map((s) => s.id);
         const handedOut: string[] = [];
         for (let s = 0; s < 4; s++) {
           if (!finished.has(s)) handedOut.push(...drain(restored, s, next.get(s)!).map((x) => x.id));
         }
-        const all = [...consumed, ...handedOut].sort();
+        const all = [...[...consumed.values()].flat(), ...handedOut].sort();
         expect(all).toEqual(Array.from({ length: SPLITS }, (_, i) => `range-${i}-${i + 1}`).sort());
       }),
       { numRuns: 300 },

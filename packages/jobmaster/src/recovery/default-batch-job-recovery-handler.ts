@@ -1,7 +1,7 @@
 import { ErrorCode, ReboundError, errorMessage, partitionKey } from '@rebound/core';
 import type { Configuration, Logger, RecoveryReport, ResultPartitionId } from '@rebound/core';
 import type { SourceSplit } from '@rebound/api';
-import type { JobEventManager } from '@rebound/event-store';
+import { describeReplayCut, type JobEventManager } from '@rebound/event-store';
 import type { ExecutionVertex } from '../execution-graph.js';
 import type { JobMasterContext } from '../job-master.js';
 import type { TaskExecutorGateway } from '../task-executor-gateway.js';
@@ -93,8 +93,14 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       const why = f.kind === 'handler' ? errorMessage(f.error) : f.error.message;
       return this.fallBackToScratch(report, `replaying the job events failed (${f.kind}): ${why}`);
     }
-    if (result.report.discardedBytes > 0) {
-      this.logger.warn({ tornTails: result.report.tornTails }, 'torn tails in the event log were cut off');
+    const cut = describeReplayCut(result.report.cut);
+    if (cut && result.report.cut!.expected) {
+      this.logger.warn({ cut: result.report.cut }, cut);
+    } else if (cut) {
+      // History written after the damage is dropped and its work reruns: say so where users look.
+      this.logger.error({ cut: result.report.cut }, cut);
+      report.reason = cut;
+      this.context.addNote(`JobMaster failover: ${cut}`);
     }
     try {
       await this.applyReplay(replayed, report);
