@@ -163,7 +163,7 @@ describe('followJob', () => {
     try {
       const final = await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), { pollIntervalMs: 1, reconnectTimeoutMs: 1_000 });
       expect(final.state).toBe('FINISHED');
-      expect(out.trim().split('\n').map((l) => l.split(' ')[2])).toEqual(['CREATED', 'RUNNING', 'RECONCILING', 'FINISHED']);
+      expect(out.trim().split('\n').filter((l) => l.startsWith('job ')).map((l) => l.split(' ')[2])).toEqual(['CREATED', 'RUNNING', 'RECONCILING', 'FINISHED']);
     } finally {
       client.close();
     }

@@ -4,20 +4,18 @@ import { Configuration, ErrorCode, ReboundError, fromServiceError, isJobId, newJ
 import { parseDynamicProperties } from './args.js';
 import { ClusterClient, type ClusterTargetOptions } from './client.js';
 import { formatBytes, formatDurationMs } from './format.js';
-import { followJob, leaderChangedMessage } from './follow.js';
+import { followJob } from './follow.js';
 import { printJson, printLines, type CliIo } from './io.js';
 import { jobStatusToJson, jobSummariesToJson, renderJobList, renderJobStatus } from './job-view.js';
 import type { CancelOptions, ListOptions, StatusOptions, SubmitOptions, WatchOptions } from './options.js';
 import { progressSinkFor, type ProgressSink } from './progress.js';
+import { wrapToWidth } from './width.js';
 
 /** Follow mode waits this long for a leader by default: a failover, or a JobMaster being restarted. */
 const DEFAULT_RECONNECT_TIMEOUT_MS = 5 * 60_000;
 
-function connect(opts: ClusterTargetOptions, io: CliIo, sink?: ProgressSink): Promise<ClusterClient> {
-  return ClusterClient.connect(opts, {
-    cwd: io.cwd,
-    ...(sink ? { onLeaderChange: (leader) => sink.note(leaderChangedMessage(leader)) } : {}),
-  });
+function connect(opts: ClusterTargetOptions, io: CliIo): Promise<ClusterClient> {
+  return ClusterClient.connect(opts, { cwd: io.cwd });
 }
 
 /** Accepts a full job id, or a unique prefix of one (as `watch` shows) looked up with ListJobs. */
@@ -33,8 +31,8 @@ async function resolveJobId(client: ClusterClient, given: string): Promise<strin
   throw new ReboundError(ErrorCode.JOB_NOT_FOUND, `${matches.length} jobs start with ${id}; give more characters of the id`);
 }
 
-async function withClient<T>(opts: ClusterTargetOptions, io: CliIo, fn: (client: ClusterClient) => Promise<T>, sink?: ProgressSink): Promise<T> {
-  const client = await connect(opts, io, sink);
+async function withClient<T>(opts: ClusterTargetOptions, io: CliIo, fn: (client: ClusterClient) => Promise<T>): Promise<T> {
+  const client = await connect(opts, io);
   try {
     return await fn(client);
   } finally {
@@ -64,7 +62,7 @@ async function followAndReport(client: ClusterClient, jobId: string, sink: Progr
     pollIntervalMs: opts.pollIntervalMs,
     reconnectTimeoutMs: opts.reconnectTimeoutMs ?? DEFAULT_RECONNECT_TIMEOUT_MS,
   });
-  if (announceEnd && !opts.json) printLines(io.stdout, [endLine(status)]);
+  if (announceEnd && !opts.json) printLines(io.stdout, io.stdout.isTTY ? wrapToWidth(endLine(status), io.stdout.columns ?? 80, '  ') : [endLine(status)]);
   return outcome(status);
 }
 
@@ -122,7 +120,6 @@ export async function submit(opts: SubmitOptions, io: CliIo): Promise<number> {
       if (opts.detached) return 0;
       return followAndReport(client, jobId, sink, { ...opts, json: opts.json }, io, true);
     },
-    sink,
   );
 }
 
@@ -156,6 +153,5 @@ export async function watch(opts: WatchOptions, io: CliIo): Promise<number> {
     opts,
     io,
     async (client) => followAndReport(client, await resolveJobId(client, opts.jobId), sink, opts, io, true),
-    sink,
   );
 }
