@@ -8,6 +8,7 @@ import { followJob } from './follow.js';
 import { printJson, printLines, type CliIo } from './io.js';
 import { jobStatusToJson, jobSummariesToJson, renderJobList, renderJobStatus } from './job-view.js';
 import type { CancelOptions, ListOptions, StatusOptions, SubmitOptions, WatchOptions } from './options.js';
+import { localReruns } from './reruns.js';
 import { progressSinkFor, type ProgressSink } from './progress.js';
 import { wrapToWidth } from './width.js';
 
@@ -46,7 +47,10 @@ function endLine(status: JobStatus__Output): string {
   const reused = status.recoveries.reduce((n, r) => n + r.executions_recovered, 0);
   const rerun = status.recoveries.reduce((n, r) => n + r.executions_reset, 0);
   const bytes = status.recoveries.reduce((n, r) => n + r.partition_bytes_reused, 0);
-  const failover = recovered > 0 ? `; survived ${recovered} JobMaster failover(s): ${reused} task(s) reused, ${rerun} rerun, ${formatBytes(bytes)} of partitions reused` : '';
+  const failover =
+    recovered > 0
+      ? ` after ${recovered} JobMaster failover${recovered === 1 ? '' : 's'}: ${reused} finished task${reused === 1 ? '' : 's'} kept, ${rerun} rerun, ${formatBytes(bytes)} of partitions reused`
+      : '';
   return `job ${status.job_id} ${status.state}${took}${failover}`;
 }
 
@@ -131,9 +135,12 @@ export async function list(opts: ListOptions, io: CliIo): Promise<number> {
 }
 
 export async function status(opts: StatusOptions, io: CliIo): Promise<number> {
-  const st = await withClient(opts, io, async (client) => client.getJobStatus(await resolveJobId(client, opts.jobId)));
+  const { st, reruns } = await withClient(opts, io, async (client) => {
+    const got = await client.getJobStatus(await resolveJobId(client, opts.jobId));
+    return { st: got, reruns: opts.json || got.recoveries.length === 0 ? undefined : await localReruns(client.target, got.job_id) };
+  });
   if (opts.json) printJson(io.stdout, jobStatusToJson(st));
-  else printLines(io.stdout, renderJobStatus(st));
+  else printLines(io.stdout, renderJobStatus(st, { nowMs: Date.now(), ...(reruns ? { reruns } : {}) }));
   return 0;
 }
 
