@@ -1,12 +1,10 @@
-import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { Configuration, ErrorCode, ReboundError, fromServiceError, isJobId, newJobId, type JobGraph, type JobStatus__Output } from '@rebound/core';
-import { parseDynamicProperties } from './args.js';
+import { ErrorCode, ReboundError, fromServiceError, isJobId, newJobId, type JobGraph, type JobStatus__Output } from '@rebound/core';
 import { ClusterClient, type ClusterTargetOptions } from './client.js';
 import { formatBytes, formatDurationMs } from './format.js';
 import { followJob } from './follow.js';
 import { printJson, printLines, type CliIo } from './io.js';
-import { jobStatusToJson, jobSummariesToJson, renderJobList, renderJobStatus } from './job-view.js';
+import { isTerminalJobState, jobStatusToJson, jobSummariesToJson, renderJobList, renderJobStatus } from './job-view.js';
+import { buildJobPlan } from './plan.js';
 import type { CancelOptions, ListOptions, StatusOptions, SubmitOptions, WatchOptions } from './options.js';
 import { localReruns } from './reruns.js';
 import { progressSinkFor, type ProgressSink } from './progress.js';
@@ -89,29 +87,18 @@ async function submitOnce(client: ClusterClient, graph: JobGraph, code: Uint8Arr
 }
 
 export async function submit(opts: SubmitOptions, io: CliIo): Promise<number> {
-  // Everything that can be checked locally is, before the cluster is asked anything.
-  const jobConfig = parseDynamicProperties(opts.dynamic);
-  const config = Configuration.of(jobConfig);
-  const jobFile = resolve(io.cwd, opts.jobFile);
-  const st = await stat(jobFile).catch(() => undefined);
-  if (!st?.isFile()) {
-    throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `job file ${opts.jobFile} not found; pass the path of a .ts or .js module whose default export is defineJob(...)`);
-  }
+  const plan = await buildJobPlan(opts, io);
   const api = await import('@rebound/api');
-  const definition = await api.loadJobModule(jobFile);
-  const defaultSourceParallelism = jobConfig['execution.batch.adaptive.auto-parallelism.default-source-parallelism'] !== undefined
-    ? config.getInt('execution.batch.adaptive.auto-parallelism.default-source-parallelism')
-    : undefined;
-  const built = await api.buildJob(definition, opts.jobArgs, { cwd: io.cwd, ...(defaultSourceParallelism ? { defaultSourceParallelism } : {}) });
-  const bundle = await api.bundleJobModule(jobFile);
+  const bundle = await api.bundleJobModule(plan.jobFilePath);
   const graph: JobGraph = {
-    ...built.graph,
+    ...plan.graph,
     job_id: newJobId(),
     job_args: [...opts.jobArgs],
-    config: jobConfig,
+    config: plan.config,
     module_digest: bundle.digest,
     submitted_at_ms: Date.now(),
   };
+  const built = { name: plan.name };
 
   const sink = progressSinkFor(io.stdout, io.stderr, { json: false, quiet: opts.json || opts.detached, color: io.env.NO_COLOR === undefined });
   return withClient(
@@ -128,7 +115,8 @@ export async function submit(opts: SubmitOptions, io: CliIo): Promise<number> {
 }
 
 export async function list(opts: ListOptions, io: CliIo): Promise<number> {
-  const jobs = await withClient(opts, io, (client) => client.listJobs());
+  const all = await withClient(opts, io, (client) => client.listJobs());
+  const jobs = opts.running ? all.filter((j) => !isTerminalJobState(j.state)) : all;
   if (opts.json) printJson(io.stdout, jobSummariesToJson(jobs));
   else printLines(io.stdout, renderJobList(jobs));
   return 0;
