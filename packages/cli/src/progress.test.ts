@@ -84,6 +84,8 @@ describe('renderWatch', () => {
     expect(lines[0]).toBe('wordcount 01234567  NO LEADER  12/18+ tasks  no leader for 1.4 s');
     expect(lines.slice(3).map((l) => l.trim()).join(' ')).toContain('! no leader for 1.4 s: jm-1 (epoch 1) stopped answering; a standby takes over once its lease expires');
     expect(lines.join('\n')).not.toContain('leader jm-1');
+    // The bars are what was last seen: no running count nobody vouches for.
+    expect(lines[1]).toMatch(/12\/18 {2}last seen RUNNING$/);
   });
 
   it('shows RECONCILING with what was restored and which TaskManagers are back', () => {

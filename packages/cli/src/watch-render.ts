@@ -73,7 +73,11 @@ function headerLeader(view: WatchView, nowMs: number): string {
   return view.leader ? `leader ${leaderName(view.leader)}` : '';
 }
 
-function vertexRows(vertices: readonly VertexStatus__Output[], opts: RenderOptions): string[] {
+/**
+ * One bar per vertex. While no leader answers the rows are the last ones seen: drawn dim, without
+ * the running counts nobody can vouch for any more.
+ */
+function vertexRows(vertices: readonly VertexStatus__Output[], opts: RenderOptions, lastSeen: boolean): string[] {
   const nameWidth = Math.min(28, Math.max(6, ...vertices.map((v) => displayWidth(v.name || v.id))));
   const countWidth = Math.max(3, ...vertices.map((v) => `${taskCounts(v).finished}/${vertexTotal(v) || '?'}`.length));
   // indent 2, name, 2, [bar], 1, counts, 2, state and "N running" (~20)
@@ -83,8 +87,9 @@ function vertexRows(vertices: readonly VertexStatus__Output[], opts: RenderOptio
     const c = taskCounts(v);
     const counts = `${c.finished}/${t || '?'}`.padStart(countWidth);
     const running = c.running + c.deploying;
-    const extra = running > 0 && v.state !== 'FINISHED' ? ` ${running} running` : '';
     const name = padToWidth(truncateToWidth(v.name || v.id, nameWidth), nameWidth);
+    if (lastSeen) return `  ${paint(`${name}  [${bar(c.finished, t, barWidth)}] ${counts}  last seen ${v.state}`, ANSI.dim, opts.color)}`;
+    const extra = running > 0 && v.state !== 'FINISHED' ? ` ${running} running` : '';
     return `  ${name}  [${bar(c.finished, t, barWidth)}] ${counts}  ${paint(v.state, stateColor(v.state), opts.color)}${extra}`;
   });
 }
@@ -131,7 +136,7 @@ export function renderWatch(view: WatchView, opts: RenderOptions): string[] {
   const tasks = totals ? `  ${totals.finished}/${totals.total}${totals.undecided ? '+' : ''} tasks` : '';
   const leader = headerLeader(view, opts.nowMs);
   const header = `${paint(truncateToWidth(name, 32), ANSI.bold, opts.color)} ${view.jobId.slice(0, 8)}  ${paint(state, stateColor(state), opts.color)}${tasks}${leader ? `  ${leader}` : ''}`;
-  const lines = [header, ...(st ? vertexRows(st.vertices, opts) : [])];
+  const lines = [header, ...(st ? vertexRows(st.vertices, opts, view.gap !== undefined) : [])];
   const wrapped = (text: string, color: string): string[] => wrapToWidth(text, opts.width - 2, '  ').map((l) => `  ${paint(l, color, opts.color)}`);
   for (const l of failoverLines(view, opts.nowMs)) lines.push(...wrapped(l, ANSI.yellow));
   for (const [i, r] of (st?.recoveries ?? []).entries()) lines.push(...wrapped(recoverySentence(r, i, opts.nowMs), r.restarted_from_scratch ? ANSI.red : ANSI.green));
