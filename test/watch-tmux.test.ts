@@ -110,6 +110,10 @@ describe('watch in a terminal (tmux) through a leader SIGKILL', () => {
     expect(final.state).toBe('FINISHED');
     expect(final.leaderEpoch).toBeGreaterThan(killed.epoch);
     expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(out))).toEqual([]);
+    // `status` tells the same failover in a sentence, with the subtasks that ran again (TaskManager logs).
+    const human = await cluster.rebound(['status', jobId]);
+    expect(human.stdout).toMatch(/Survived 1 JobMaster failover:\n {2}Failover 1 \(epoch \d+\): leader lost [\d.]+ (ms|s|min)( [\d]+ s)? ago → elected after /);
+    expect(human.stdout).toMatch(/\n {4}ran again: (Source: TextFiles #\d+|nothing)/);
 
     for (const w of WIDTHS) {
       const all = screens.get(w)!;

@@ -68,7 +68,8 @@ function headerState(view: WatchView): string {
 
 function headerLeader(view: WatchView, nowMs: number): string {
   const gap = view.gap;
-  if (gap?.newLeader) return `new leader ${leaderName(gap.newLeader)}, ${formatDurationMs(nowMs - gap.sinceMs)} since the last leader answered`;
+  // The banner below says how long ago the old leader last answered.
+  if (gap?.newLeader) return `new leader ${leaderName(gap.newLeader)}`;
   if (gap) return `no leader for ${formatDurationMs(nowMs - gap.sinceMs)}`;
   return view.leader ? `leader ${leaderName(view.leader)}` : '';
 }
