@@ -1,5 +1,7 @@
 import { ErrorCode, ReboundError, fromServiceError, sleep, type JobStatus__Output } from '@rebound/core';
 import type { ClusterClient } from './client.js';
+import { ClusterNotFoundError } from './errors.js';
+import { formatDurationMs } from './format.js';
 import { isTerminalJobState } from './job-view.js';
 import type { ProgressSink } from './progress.js';
 import { WatchModel, type WatchObservation } from './watch-model.js';
@@ -47,9 +49,12 @@ export async function followJob(client: ClusterClient, jobId: string, sink: Prog
         if (now() - notFoundSince > opts.reconnectTimeoutMs) {
           throw new ReboundError(ErrorCode.JOB_NOT_FOUND, `job ${jobId} disappeared: the leader has not known it for ${Math.round(opts.reconnectTimeoutMs / 1000)} s`);
         }
-      } else if (LEADERLESS.has(err.code)) {
+      } else if (LEADERLESS.has(err.code) && !(err instanceof ClusterNotFoundError)) {
+        // (No JobMaster of a local cluster alive at all is not a failover: that fails at once.)
         leaderlessSince ??= now();
-        if (now() - leaderlessSince > opts.reconnectTimeoutMs) throw err;
+        if (now() - leaderlessSince > opts.reconnectTimeoutMs) {
+          throw new ReboundError(err.code, `no leader answered for ${formatDurationMs(now() - leaderlessSince)} (${err.message}); see 'rebound local status'`, { cause: err });
+        }
         const leader = client.currentLeader();
         feed({ kind: 'unreachable', atMs: now(), message: err.message, ...(leader ? { leader } : {}) });
       } else {

@@ -59,8 +59,8 @@ export class TtyProgress implements ProgressSink {
   }
 
   private newRenderer(): ReturnType<typeof createLogUpdate> {
-    // log-update only needs write/columns/rows; the cursor is hidden while drawing, shown by done().
-    return createLogUpdate(this.out as NodeJS.WriteStream, { showCursor: process.env.REBOUND_WATCH_SHOW_CURSOR === '1' });
+    // log-update only needs write/columns/rows; it hides the cursor while drawing, done() shows it.
+    return createLogUpdate(this.out as NodeJS.WriteStream);
   }
 
   private draw(): void {
