@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { renderJobStatus } from './job-view.js';
+import { fitSentences } from './jobs.js';
 import { rerunsFromLogs } from './reruns.js';
 import { groupSubtasks, recoverySentence } from './recovery-text.js';
 import { JOB_ID, recovery, status, vertex } from './testing/fixtures.js';
@@ -51,6 +52,15 @@ describe('rebound status', () => {
         Failover 2 (epoch 3): leader lost 31.4 s ago → elected after 2.4 s → replay 23 ms → reconnect 870 ms; 16 finished tasks kept with 16 partitions (1.6 MiB) reused; 1 finished task lost and rerun, 1 partition missing, 37 B of torn event-log tail discarded.
           ran again: Sum(1) #1"
     `);
+  });
+
+  it('on a terminal, the sentences wrap at its width and the table does not', () => {
+    const lines = renderJobStatus(twiceRecovered(), { nowMs: NOW });
+    const io = { stdout: { write: () => true, isTTY: true, columns: 80 }, stderr: { write: () => true }, env: {}, cwd: '/' };
+    const fitted = fitSentences(lines, io);
+    for (const l of fitted.filter((x) => !x.includes('VERTEX') && !x.includes('TextFiles ->') && !x.includes('Sum(1) ->'))) expect(l.length, l).toBeLessThanOrEqual(80);
+    expect(fitted.join(' ').replace(/\s+/g, ' ')).toBe(lines.join(' ').replace(/\s+/g, ' '));
+    expect(fitSentences(lines, { ...io, stdout: { write: () => true } })).toEqual(lines);
   });
 
   it('without TaskManager logs (a remote cluster) says nothing about reruns', () => {

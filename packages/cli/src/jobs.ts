@@ -128,8 +128,18 @@ export async function status(opts: StatusOptions, io: CliIo): Promise<number> {
     return { st: got, reruns: opts.json || got.recoveries.length === 0 ? undefined : await localReruns(client.target, got.job_id) };
   });
   if (opts.json) printJson(io.stdout, jobStatusToJson(st));
-  else printLines(io.stdout, renderJobStatus(st, { nowMs: Date.now(), ...(reruns ? { reruns } : {}) }));
+  else printLines(io.stdout, fitSentences(renderJobStatus(st, { nowMs: Date.now(), ...(reruns ? { reruns } : {}) }), io));
   return 0;
+}
+
+/** On a terminal, the failover sentences wrap at its width (tables stay as they are). */
+export function fitSentences(lines: readonly string[], io: CliIo): string[] {
+  const width = io.stdout.isTTY ? (io.stdout.columns ?? 80) : 0;
+  if (width <= 0) return [...lines];
+  return lines.flatMap((l) => {
+    const m = /^(\s*)(Failover \d+|ran again: )/.exec(l);
+    return m && l.length > width ? wrapToWidth(l.trimStart(), width - m[1]!.length, '  ').map((w) => `${m[1]}${w}`) : [l];
+  });
 }
 
 export async function cancel(opts: CancelOptions, io: CliIo): Promise<number> {
