@@ -209,6 +209,25 @@ describe('followJob', () => {
     ]);
   });
 
+  it('reports the leader change of a failover already under way when it starts', async () => {
+    const { haDir, setLeader } = haDirWithLeader();
+    const b = await dispatcher(() => true, [{ job_id: 'j', state: 'RUNNING', leader_epoch: 2 }, { job_id: 'j', state: 'FINISHED', leader_epoch: 2 }]);
+    let n = 0;
+    const a = await dispatcher(() => {
+      if (++n === 2) setLeader(2, 'jm-b', b.address);
+      return false;
+    });
+    setLeader(1, 'jm-a', a.address);
+    const client = new ClusterClient({ kind: 'ha', haDir }, fast);
+    let out = '';
+    try {
+      await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), { pollIntervalMs: 1, reconnectTimeoutMs: 5_000 });
+    } finally {
+      client.close();
+    }
+    expect(out).toMatch(/^leader changed: epoch 2 at 127\.0\.0\.1:\d+ \(jm-b\)\njob j RUNNING/);
+  });
+
   it('fails at once for a job the leader never knew', async () => {
     const a = await dispatcher(() => true);
     const client = new ClusterClient({ kind: 'address', address: a.address }, fast);

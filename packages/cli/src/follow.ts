@@ -37,20 +37,21 @@ export async function followJob(client: ClusterClient, jobId: string, sink: Prog
   for (;;) {
     let status: JobStatus__Output | undefined;
     try {
-      status = await client.getJobStatus(jobId, { failoverTimeoutMs: seen ? 0 : opts.reconnectTimeoutMs });
+      status = await client.getJobStatus(jobId, { failoverTimeoutMs: 0 });
       notFoundSince = undefined;
       leaderlessSince = undefined;
     } catch (raw) {
       const err = fromServiceError(raw);
-      if (!seen) throw err;
       if (err.code === ErrorCode.JOB_NOT_FOUND) {
+        if (!seen) throw err;
         // A new leader that has not restored the job from the JobGraphStore yet.
         notFoundSince ??= now();
         if (now() - notFoundSince > opts.reconnectTimeoutMs) {
           throw new ReboundError(ErrorCode.JOB_NOT_FOUND, `job ${jobId} disappeared: the leader has not known it for ${Math.round(opts.reconnectTimeoutMs / 1000)} s`);
         }
-      } else if (LEADERLESS.has(err.code) && !(err instanceof ClusterNotFoundError)) {
-        // (No JobMaster of a local cluster alive at all is not a failover: that fails at once.)
+      } else if (LEADERLESS.has(err.code) && !(err instanceof ClusterNotFoundError) && client.target.kind !== 'address') {
+        // Not a failover, so failing at once: no JobMaster of a local cluster alive at all, or
+        // --address (one JobMaster, no leader.json to find another).
         leaderlessSince ??= now();
         if (now() - leaderlessSince > opts.reconnectTimeoutMs) {
           throw new ReboundError(err.code, `no leader answered for ${formatDurationMs(now() - leaderlessSince)} (${err.message}); see 'rebound local status'`, { cause: err });

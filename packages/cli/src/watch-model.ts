@@ -137,7 +137,12 @@ export class WatchModel {
 
   private onUnreachable(atMs: number, leader: LeaderAddress | undefined): string[] {
     const events: string[] = [];
-    if (this.lastOkAtMs === 0) return events; // never connected: the caller's retry budget decides
+    if (this.lastOkAtMs === 0) {
+      // Not connected yet (a failover under way as watch starts): remember whom leader.json named,
+      // so that the leader that answers first is reported as a change if it is another one.
+      if (leader && !this.leader) this.leader = leader;
+      return events;
+    }
     if (!this.gap) {
       this.gap = { sinceMs: this.lastOkAtMs, ...(this.leader ? { lostLeader: this.leader } : {}), loading: false };
       this.tmsBeforeFailover = Math.max(this.tmsBeforeFailover, this.taskManagers?.registered.length ?? 0);
