@@ -8,7 +8,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { ClusterClient, jobStatusToJson } from '@rebound/cli';
+import { ClusterClient, groupSubtasks, jobStatusToJson, recoverySentence } from '@rebound/cli';
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '..');
@@ -162,7 +162,11 @@ async function main(): Promise<void> {
   for (;;) {
     if (Date.now() > deadline) throw new Error('the job did not finish within 4 minutes');
     s = await status(jobId);
-    if (s) {
+    if (s && killed && s.state === 'CREATED') {
+      // The new leader answers before it has restored the job: not a state worth a progress line.
+      if (last !== 'loading') say('   ...the new leader is loading the job from the JobGraphStore');
+      last = 'loading';
+    } else if (s) {
       const line = `   ${s.state.padEnd(11)} ${progressLine(s)}`;
       if (process.env.REBOUND_DEMO_DEBUG) console.error(new Date().toISOString(), line);
       if (line !== last) say(line);
@@ -183,13 +187,14 @@ async function main(): Promise<void> {
   if (s.state !== 'FINISHED') throw new Error(`the job ended ${s.state}`);
 
   say();
-  say(bold('5. Recovery report') + ' (rebound status shows it too)');
-  for (const r of s.recoveries ?? []) {
-    for (const [k, v] of Object.entries(r)) say(`   ${k.padEnd(26)} ${String(v)}`);
-  }
+  say(bold('5. Recovery report') + ' (rebound status shows it too; raw fields with --json)');
+  const finalStatus = await client!.getJobStatus(jobId);
+  const now = Date.now();
+  for (const [i, r] of finalStatus.recoveries.entries()) say(`   ${recoverySentence(r, i, now)}`);
   const deploys = deployments(jobId);
   const rerun = [...deploys].filter(([, n]) => n > 1).map(([k]) => k);
-  say(`   subtasks deployed more than once: ${rerun.length === 0 ? 'none' : rerun.join(', ')}`);
+  const rerunSubtasks = rerun.map((k) => ({ vertex: k.slice(0, k.lastIndexOf('#')), subtask: Number(k.slice(k.lastIndexOf('#') + 1)) }));
+  say(`   subtasks that ran again: ${rerun.length === 0 ? 'none' : groupSubtasks(rerunSubtasks)}`);
 
   say();
   say(bold('6. Checking the output') + ' against a count computed independently');

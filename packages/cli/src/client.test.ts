@@ -163,10 +163,69 @@ describe('followJob', () => {
     try {
       const final = await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), { pollIntervalMs: 1, reconnectTimeoutMs: 1_000 });
       expect(final.state).toBe('FINISHED');
-      expect(out.trim().split('\n').map((l) => l.split(' ')[2])).toEqual(['CREATED', 'RUNNING', 'RECONCILING', 'FINISHED']);
+      expect(out.trim().split('\n').filter((l) => l.startsWith('job ')).map((l) => l.split(' ')[2])).toEqual(['CREATED', 'RUNNING', 'RECONCILING', 'FINISHED']);
     } finally {
       client.close();
     }
+  });
+
+  it('observes a failover poll by poll: lost, new leader, loading, RECONCILING, finished', async () => {
+    const { haDir, setLeader } = haDirWithLeader();
+    const v = (finished: number, state = 'RUNNING') => ({ id: 'v', name: 'Source', parallelism: 4, state, tasks: { finished } });
+    const b = await dispatcher(() => true, [
+      { job_id: 'j', state: 'CREATED', leader_epoch: 2 },
+      { job_id: 'j', state: 'RECONCILING', leader_epoch: 2, vertices: [v(2)] },
+      { job_id: 'j', state: 'FINISHED', leader_epoch: 2, vertices: [v(4, 'FINISHED')] },
+    ]);
+    let aCalls = 0;
+    const a = await dispatcher(
+      () => {
+        aCalls++;
+        // After two refused polls, a standby is elected.
+        if (aCalls === 7) setLeader(2, 'jm-b', b.address);
+        return aCalls <= 4;
+      },
+      [{ job_id: 'j', state: 'RUNNING', leader_epoch: 1, vertices: [v(1)] }, { job_id: 'j', state: 'RUNNING', leader_epoch: 1, vertices: [v(2)] }],
+    );
+    setLeader(1, 'jm-a', a.address);
+    const client = new ClusterClient({ kind: 'ha', haDir }, fast);
+    let out = '';
+    try {
+      const final = await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), { pollIntervalMs: 1, reconnectTimeoutMs: 5_000 });
+      expect(final.state).toBe('FINISHED');
+    } finally {
+      client.close();
+    }
+    const lines = out.trim().split('\n').map((l) => l.replace(/\d+(\.\d+)? m?s after/, 'T after').replace(/127\.0\.0\.1:\d+/, 'ADDR'));
+    expect(lines).toEqual([
+      'job j RUNNING 1/4 tasks | Source 1/4 RUNNING',
+      'job j RUNNING 2/4 tasks | Source 2/4 RUNNING',
+      'leader lost: jm-a (epoch 1) stopped answering; waiting for a standby to take over',
+      'leader changed: epoch 2 at ADDR (jm-b), T after the last answer of the old leader',
+      'jm-b (epoch 2) is loading the job from the JobGraphStore',
+      "RECONCILING under jm-b (epoch 2): replaying the job's event log and asking the TaskManagers which partitions they kept",
+      'job j RECONCILING 2/4 tasks | Source 2/4 RUNNING',
+      'job j FINISHED 4/4 tasks | Source 4/4 FINISHED',
+    ]);
+  });
+
+  it('reports the leader change of a failover already under way when it starts', async () => {
+    const { haDir, setLeader } = haDirWithLeader();
+    const b = await dispatcher(() => true, [{ job_id: 'j', state: 'RUNNING', leader_epoch: 2 }, { job_id: 'j', state: 'FINISHED', leader_epoch: 2 }]);
+    let n = 0;
+    const a = await dispatcher(() => {
+      if (++n === 2) setLeader(2, 'jm-b', b.address);
+      return false;
+    });
+    setLeader(1, 'jm-a', a.address);
+    const client = new ClusterClient({ kind: 'ha', haDir }, fast);
+    let out = '';
+    try {
+      await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), { pollIntervalMs: 1, reconnectTimeoutMs: 5_000 });
+    } finally {
+      client.close();
+    }
+    expect(out).toMatch(/^leader changed: epoch 2 at 127\.0\.0\.1:\d+ \(jm-b\)\njob j RUNNING/);
   });
 
   it('fails at once for a job the leader never knew', async () => {

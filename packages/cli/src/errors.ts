@@ -55,3 +55,9 @@ export function describeError(err: unknown, debug: boolean): ErrorReport {
     ...(debug && stack ? { stack } : {}),
   };
 }
+
+/** The `--json` form of an error on stderr: `{"error":{"code","message","exitCode"}}`. */
+export function errorJson(err: unknown, report: ErrorReport): { error: { code: string; message: string; exitCode: number } } {
+  const code = err instanceof CommanderError || err instanceof UsageError ? 'USAGE' : err instanceof ReboundError ? err.code : ErrorCode.INTERNAL;
+  return { error: { code, message: report.line.replace(/^rebound: /, ''), exitCode: report.exitCode } };
+}

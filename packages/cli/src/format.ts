@@ -19,7 +19,7 @@ export function formatDurationMs(ms: number): string {
   if (ms < 60_000) return `${(ms / 1_000).toFixed(1)} s`;
   const m = Math.floor(ms / 60_000);
   const s = Math.round((ms % 60_000) / 1_000);
-  return `${m} min ${s} s`;
+  return s === 0 ? `${m} min` : `${m} min ${s} s`;
 }
 
 export function formatTimestamp(ms: number): string {

@@ -4,6 +4,8 @@ import { config } from './info.js';
 import type { CliIo } from './io.js';
 import { cancel, list, status, submit, watch } from './jobs.js';
 import { leader } from './leader.js';
+import { logs } from './logs.js';
+import { info } from './plan.js';
 import { localDown, localKillLeader, localStartJobMaster, localStartTaskManager, localStatus, localUp } from './local.js';
 import type { CommandHandlers } from './options.js';
 
@@ -26,5 +28,7 @@ export function defaultHandlers(io: CliIo): CommandHandlers {
     watch: (o) => watch(o, io),
     events: (o) => runEvents(o, io),
     config: (o) => config(o, io),
+    info: (o) => info(o, io),
+    logs: (o) => logs(o, io),
   };
 }

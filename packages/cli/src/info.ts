@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { OPTIONS } from '@rebound/core';
 import { resolveClusterTarget } from './client.js';
+import { readClusterFile } from './cluster-file.js';
 import { renderTable } from './format.js';
 import { printJson, printLines, type CliIo } from './io.js';
 import type { ConfigOptions } from './options.js';
@@ -20,8 +21,17 @@ export function configOptionRows(): OptionRow[] {
     .sort((a, b) => a.key.localeCompare(b.key));
 }
 
+/** A value as people read it: durations and sizes always with their unit ("30000" → "30000 ms"). */
+export function withUnit(kind: string, value: string): string {
+  if (!/^\s*\d+\s*$/.test(value)) return value;
+  if (kind === 'duration') return `${value.trim()} ms`;
+  if (kind === 'memory') return `${value.trim()} bytes`;
+  return value;
+}
+
 export async function config(opts: ConfigOptions, io: CliIo): Promise<number> {
   const rows = configOptionRows();
+  if (opts.cluster !== undefined) return clusterConfig(rows, opts.cluster, opts.json, io);
   if (opts.json) {
     printJson(io.stdout, rows);
     return 0;
@@ -29,10 +39,36 @@ export async function config(opts: ConfigOptions, io: CliIo): Promise<number> {
   printLines(io.stdout, [
     ...renderTable(
       ['KEY', 'DEFAULT', 'DESCRIPTION'],
-      rows.map((r) => [r.key, r.default, `${r.description}${r.values ? ` (${r.values.join(' | ')})` : ''}${r.testOnly ? ' [test only]' : ''}`]),
+      rows.map((r) => [r.key, withUnit(r.kind, r.default), `${r.description}${r.values ? ` (${r.values.join(' | ')})` : ''}${r.testOnly ? ' [test only]' : ''}`]),
     ),
     '',
-    'Set values with -D key=value, or in a YAML file given with --config.',
+    'Set values with -D key=value, or in a YAML file given with --config. `rebound config --cluster` shows what a local cluster runs with.',
+  ]);
+  return 0;
+}
+
+/**
+ * `config --cluster`: the values the daemons of a local cluster were started with (cluster.json
+ * keeps the YAML file and -D values of `local up`), over the defaults.
+ */
+async function clusterConfig(rows: readonly OptionRow[], workdir: string, json: boolean, io: CliIo): Promise<number> {
+  const dir = resolve(io.cwd, workdir);
+  const file = await readClusterFile(dir);
+  const set = file.config;
+  const inForce = rows
+    .filter((r) => !r.testOnly || set[r.key] !== undefined)
+    .map((r) => ({ key: r.key, value: withUnit(r.kind, set[r.key] ?? r.default), source: set[r.key] !== undefined ? 'cluster' : 'default', default: withUnit(r.kind, r.default) }));
+  if (json) {
+    printJson(io.stdout, { workdir: dir, config: inForce });
+    return 0;
+  }
+  printLines(io.stdout, [
+    `Configuration of the local cluster in ${dir} (every JobMaster and TaskManager; a job's own -D values apply on top for that job)`,
+    '',
+    ...renderTable(
+      ['KEY', 'VALUE', 'SET BY'],
+      inForce.map((r) => [r.key, r.value, r.source === 'cluster' ? `cluster (default ${r.default})` : 'default']),
+    ),
   ]);
   return 0;
 }

@@ -1,5 +1,6 @@
-import type { JobStatus__Output, JobSummary__Output, RecoveryReport__Output, TaskCounts__Output, VertexStatus__Output } from '@rebound/core';
+import type { JobStatus__Output, JobSummary__Output, TaskCounts__Output, VertexStatus__Output } from '@rebound/core';
 import { camelize, type Camelized, formatBytes, formatDurationMs, formatTimestamp, renderTable } from './format.js';
+import { formatAgo, groupSubtasks, recoverySentence, type RerunSubtask } from './recovery-text.js';
 
 const ZERO_COUNTS: TaskCounts__Output = { created: 0, scheduled: 0, deploying: 0, running: 0, finished: 0, failed: 0, canceled: 0 };
 
@@ -54,28 +55,29 @@ export function jobSummariesToJson(jobs: readonly JobSummary__Output[]): Record<
   return camelize({ jobs }) as Record<string, unknown>;
 }
 
-function recoveryLines(r: RecoveryReport__Output, index: number): string[] {
-  const gap = r.old_leader_last_heard_ms > 0 && r.elected_at_ms > 0 ? formatDurationMs(r.elected_at_ms - r.old_leader_last_heard_ms) : '-';
-  const took = r.started_at_ms > 0 && r.finished_at_ms >= r.started_at_ms ? formatDurationMs(r.finished_at_ms - r.started_at_ms) : '-';
-  const head = `  #${index + 1} epoch ${r.epoch}${r.reason ? ` (${r.reason})` : ''}${r.restarted_from_scratch ? ': RESTARTED FROM SCRATCH' : ''}`;
-  return [
-    head,
-    `     detect+elect ${gap}, replay ${formatDurationMs(r.replay_ms)} (${r.events_replayed} events), reconnect wait ${formatDurationMs(r.reconnect_wait_ms)}, total ${took}`,
-    `     tasks reused ${r.executions_recovered}, rerun ${r.executions_reset}; partitions reused ${r.partitions_reused} (${formatBytes(r.partition_bytes_reused)}), released ${r.partitions_released} (${formatBytes(r.partition_bytes_released)}), missing ${r.partitions_missing}; torn tail discarded ${formatBytes(r.torn_tail_bytes_discarded)}`,
-  ];
+export interface JobStatusRenderOptions {
+  /** Relative times ("2.2 s ago") are against this clock. */
+  readonly nowMs: number;
+  /** Subtasks that ran again, by the epoch of the leader that reran them (local clusters: from the TaskManager logs). */
+  readonly reruns?: ReadonlyMap<number, readonly RerunSubtask[]>;
 }
 
-/** The human form of `rebound status`. */
-export function renderJobStatus(status: JobStatus__Output): string[] {
+function when(ms: number, nowMs: number): string {
+  return `${formatAgo(ms, nowMs)} (${formatTimestamp(ms)})`;
+}
+
+/** The human form of `rebound status`: relative times, one sentence per failover, raw fields only in --json. */
+export function renderJobStatus(status: JobStatus__Output, opts: JobStatusRenderOptions): string[] {
   const lines = [
     `Job ${status.name || '(unnamed)'} ${status.job_id}`,
-    `  state      ${status.state}${status.leader_epoch ? ` (leader epoch ${status.leader_epoch})` : ''}`,
-    `  submitted  ${formatTimestamp(status.submitted_at_ms)}`,
+    `  state      ${status.state}${status.leader_epoch ? ` under leader epoch ${status.leader_epoch}` : ''}`,
+    `  submitted  ${status.submitted_at_ms > 0 ? when(status.submitted_at_ms, opts.nowMs) : '-'}`,
   ];
   if (status.finished_at_ms > 0) {
-    lines.push(`  finished   ${formatTimestamp(status.finished_at_ms)} (took ${formatDurationMs(status.finished_at_ms - status.submitted_at_ms)})`);
+    const took = status.submitted_at_ms > 0 ? `, took ${formatDurationMs(status.finished_at_ms - status.submitted_at_ms)}` : '';
+    lines.push(`  ended      ${when(status.finished_at_ms, opts.nowMs)}${took}`);
   }
-  if (status.restarts > 0) lines.push(`  restarts   ${status.restarts}`);
+  if (status.restarts > 0) lines.push(`  restarts   ${status.restarts} (task failures)`);
   if (status.failure) lines.push(`  failure    ${status.failure.split('\n')[0]}`);
   lines.push('');
   const rows = status.vertices.map((v) => {
@@ -90,8 +92,13 @@ export function renderJobStatus(status: JobStatus__Output): string[] {
   });
   lines.push(...renderTable(['VERTEX', 'PARALLELISM', 'STATE', 'TASKS', 'BYTES CONSUMED'], rows).map((l) => `  ${l}`));
   if (status.recoveries.length > 0) {
-    lines.push('', 'Recoveries after JobMaster failover:');
-    status.recoveries.forEach((r, i) => lines.push(...recoveryLines(r, i)));
+    const n = status.recoveries.length;
+    lines.push('', `Survived ${n} JobMaster failover${n === 1 ? '' : 's'}:`);
+    status.recoveries.forEach((r, i) => {
+      lines.push(`  ${recoverySentence(r, i, opts.nowMs)}`);
+      const again = opts.reruns?.get(r.epoch) ?? [];
+      if (opts.reruns) lines.push(`    ran again: ${again.length > 0 ? groupSubtasks(again) : 'nothing'}`);
+    });
   }
   if (status.notes.length > 0) {
     lines.push('', 'Notes:', ...status.notes.map((n) => `  - ${n}`));

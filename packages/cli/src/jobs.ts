@@ -1,23 +1,20 @@
-import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
-import { Configuration, ErrorCode, ReboundError, fromServiceError, isJobId, newJobId, type JobGraph, type JobStatus__Output } from '@rebound/core';
-import { parseDynamicProperties } from './args.js';
+import { ErrorCode, ReboundError, fromServiceError, isJobId, isTerminalJobState, newJobId, type JobGraph, type JobStatus__Output } from '@rebound/core';
 import { ClusterClient, type ClusterTargetOptions } from './client.js';
 import { formatBytes, formatDurationMs } from './format.js';
-import { followJob, leaderChangedMessage } from './follow.js';
+import { followJob } from './follow.js';
 import { printJson, printLines, type CliIo } from './io.js';
 import { jobStatusToJson, jobSummariesToJson, renderJobList, renderJobStatus } from './job-view.js';
+import { buildJobPlan } from './plan.js';
 import type { CancelOptions, ListOptions, StatusOptions, SubmitOptions, WatchOptions } from './options.js';
+import { localReruns } from './reruns.js';
 import { progressSinkFor, type ProgressSink } from './progress.js';
+import { wrapToWidth } from './width.js';
 
 /** Follow mode waits this long for a leader by default: a failover, or a JobMaster being restarted. */
 const DEFAULT_RECONNECT_TIMEOUT_MS = 5 * 60_000;
 
-function connect(opts: ClusterTargetOptions, io: CliIo, sink?: ProgressSink): Promise<ClusterClient> {
-  return ClusterClient.connect(opts, {
-    cwd: io.cwd,
-    ...(sink ? { onLeaderChange: (leader) => sink.note(leaderChangedMessage(leader)) } : {}),
-  });
+function connect(opts: ClusterTargetOptions, io: CliIo): Promise<ClusterClient> {
+  return ClusterClient.connect(opts, { cwd: io.cwd });
 }
 
 /** Accepts a full job id, or a unique prefix of one (as `watch` shows) looked up with ListJobs. */
@@ -33,8 +30,8 @@ async function resolveJobId(client: ClusterClient, given: string): Promise<strin
   throw new ReboundError(ErrorCode.JOB_NOT_FOUND, `${matches.length} jobs start with ${id}; give more characters of the id`);
 }
 
-async function withClient<T>(opts: ClusterTargetOptions, io: CliIo, fn: (client: ClusterClient) => Promise<T>, sink?: ProgressSink): Promise<T> {
-  const client = await connect(opts, io, sink);
+async function withClient<T>(opts: ClusterTargetOptions, io: CliIo, fn: (client: ClusterClient) => Promise<T>): Promise<T> {
+  const client = await connect(opts, io);
   try {
     return await fn(client);
   } finally {
@@ -48,7 +45,10 @@ function endLine(status: JobStatus__Output): string {
   const reused = status.recoveries.reduce((n, r) => n + r.executions_recovered, 0);
   const rerun = status.recoveries.reduce((n, r) => n + r.executions_reset, 0);
   const bytes = status.recoveries.reduce((n, r) => n + r.partition_bytes_reused, 0);
-  const failover = recovered > 0 ? `; survived ${recovered} JobMaster failover(s): ${reused} task(s) reused, ${rerun} rerun, ${formatBytes(bytes)} of partitions reused` : '';
+  const failover =
+    recovered > 0
+      ? ` after ${recovered} JobMaster failover${recovered === 1 ? '' : 's'}: ${reused} finished task${reused === 1 ? '' : 's'} kept, ${rerun} rerun, ${formatBytes(bytes)} of partitions reused`
+      : '';
   return `job ${status.job_id} ${status.state}${took}${failover}`;
 }
 
@@ -64,7 +64,7 @@ async function followAndReport(client: ClusterClient, jobId: string, sink: Progr
     pollIntervalMs: opts.pollIntervalMs,
     reconnectTimeoutMs: opts.reconnectTimeoutMs ?? DEFAULT_RECONNECT_TIMEOUT_MS,
   });
-  if (announceEnd && !opts.json) printLines(io.stdout, [endLine(status)]);
+  if (announceEnd && !opts.json) printLines(io.stdout, io.stdout.isTTY ? wrapToWidth(endLine(status), io.stdout.columns ?? 80, '  ') : [endLine(status)]);
   return outcome(status);
 }
 
@@ -87,29 +87,18 @@ async function submitOnce(client: ClusterClient, graph: JobGraph, code: Uint8Arr
 }
 
 export async function submit(opts: SubmitOptions, io: CliIo): Promise<number> {
-  // Everything that can be checked locally is, before the cluster is asked anything.
-  const jobConfig = parseDynamicProperties(opts.dynamic);
-  const config = Configuration.of(jobConfig);
-  const jobFile = resolve(io.cwd, opts.jobFile);
-  const st = await stat(jobFile).catch(() => undefined);
-  if (!st?.isFile()) {
-    throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `job file ${opts.jobFile} not found; pass the path of a .ts or .js module whose default export is defineJob(...)`);
-  }
+  const plan = await buildJobPlan(opts, io);
   const api = await import('@rebound/api');
-  const definition = await api.loadJobModule(jobFile);
-  const defaultSourceParallelism = jobConfig['execution.batch.adaptive.auto-parallelism.default-source-parallelism'] !== undefined
-    ? config.getInt('execution.batch.adaptive.auto-parallelism.default-source-parallelism')
-    : undefined;
-  const built = await api.buildJob(definition, opts.jobArgs, { cwd: io.cwd, ...(defaultSourceParallelism ? { defaultSourceParallelism } : {}) });
-  const bundle = await api.bundleJobModule(jobFile);
+  const bundle = await api.bundleJobModule(plan.jobFilePath);
   const graph: JobGraph = {
-    ...built.graph,
+    ...plan.graph,
     job_id: newJobId(),
     job_args: [...opts.jobArgs],
-    config: jobConfig,
+    config: plan.config,
     module_digest: bundle.digest,
     submitted_at_ms: Date.now(),
   };
+  const built = { name: plan.name };
 
   const sink = progressSinkFor(io.stdout, io.stderr, { json: false, quiet: opts.json || opts.detached, color: io.env.NO_COLOR === undefined });
   return withClient(
@@ -122,22 +111,35 @@ export async function submit(opts: SubmitOptions, io: CliIo): Promise<number> {
       if (opts.detached) return 0;
       return followAndReport(client, jobId, sink, { ...opts, json: opts.json }, io, true);
     },
-    sink,
   );
 }
 
 export async function list(opts: ListOptions, io: CliIo): Promise<number> {
-  const jobs = await withClient(opts, io, (client) => client.listJobs());
+  const all = await withClient(opts, io, (client) => client.listJobs());
+  const jobs = opts.running ? all.filter((j) => !isTerminalJobState(j.state)) : all;
   if (opts.json) printJson(io.stdout, jobSummariesToJson(jobs));
   else printLines(io.stdout, renderJobList(jobs));
   return 0;
 }
 
 export async function status(opts: StatusOptions, io: CliIo): Promise<number> {
-  const st = await withClient(opts, io, async (client) => client.getJobStatus(await resolveJobId(client, opts.jobId)));
+  const { st, reruns } = await withClient(opts, io, async (client) => {
+    const got = await client.getJobStatus(await resolveJobId(client, opts.jobId));
+    return { st: got, reruns: opts.json || got.recoveries.length === 0 ? undefined : await localReruns(client.target, got.job_id) };
+  });
   if (opts.json) printJson(io.stdout, jobStatusToJson(st));
-  else printLines(io.stdout, renderJobStatus(st));
+  else printLines(io.stdout, fitSentences(renderJobStatus(st, { nowMs: Date.now(), ...(reruns ? { reruns } : {}) }), io));
   return 0;
+}
+
+/** On a terminal, the failover sentences wrap at its width (tables stay as they are). */
+export function fitSentences(lines: readonly string[], io: CliIo): string[] {
+  const width = io.stdout.isTTY ? (io.stdout.columns ?? 80) : 0;
+  if (width <= 0) return [...lines];
+  return lines.flatMap((l) => {
+    const m = /^(\s*)(Failover \d+|ran again: )/.exec(l);
+    return m && l.length > width ? wrapToWidth(l.trimStart(), width - m[1]!.length, '  ').map((w) => `${m[1]}${w}`) : [l];
+  });
 }
 
 export async function cancel(opts: CancelOptions, io: CliIo): Promise<number> {
@@ -156,6 +158,5 @@ export async function watch(opts: WatchOptions, io: CliIo): Promise<number> {
     opts,
     io,
     async (client) => followAndReport(client, await resolveJobId(client, opts.jobId), sink, opts, io, true),
-    sink,
   );
 }

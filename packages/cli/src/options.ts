@@ -67,6 +67,8 @@ export interface SubmitOptions extends ClusterTargetOptions {
   readonly jobFile: string;
   readonly jobArgs: readonly string[];
   readonly detached: boolean;
+  /** `-p`: parallelism of every vertex that sets none (Flink's parallelism.default). */
+  readonly parallelism?: number;
   readonly json: boolean;
   readonly dynamic: readonly string[];
   readonly pollIntervalMs: number;
@@ -74,6 +76,28 @@ export interface SubmitOptions extends ClusterTargetOptions {
 }
 
 export interface ListOptions extends ClusterTargetOptions {
+  readonly json: boolean;
+  /** Only jobs that have not ended. */
+  readonly running: boolean;
+}
+
+export interface InfoOptions {
+  readonly jobFile: string;
+  readonly jobArgs: readonly string[];
+  readonly json: boolean;
+  readonly dynamic: readonly string[];
+  readonly parallelism?: number;
+}
+
+export interface LogsOptions {
+  readonly workdir: string;
+  /** One process (jm-1, tm-2); all when absent. */
+  readonly id?: string;
+  readonly jobId?: string;
+  readonly follow: boolean;
+  /** Lowest pino level shown. */
+  readonly level: string;
+  /** The JSON lines as they are on disk. */
   readonly json: boolean;
 }
 
@@ -103,6 +127,8 @@ export interface EventsOptions {
 
 export interface ConfigOptions {
   readonly json: boolean;
+  /** Show the values a local cluster runs with (its work directory). */
+  readonly cluster?: string;
 }
 
 /** One function per command; program.ts parses, these act. Each returns the exit code. */
@@ -123,4 +149,6 @@ export interface CommandHandlers {
   watch(o: WatchOptions): Promise<number>;
   events(o: EventsOptions): Promise<number>;
   config(o: ConfigOptions): Promise<number>;
+  info(o: InfoOptions): Promise<number>;
+  logs(o: LogsOptions): Promise<number>;
 }

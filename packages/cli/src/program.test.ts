@@ -1,3 +1,4 @@
+import { JobNotFoundError } from '@rebound/core';
 import { describe, expect, it } from 'vitest';
 import type { CliIo } from './io.js';
 import type { CommandHandlers } from './options.js';
@@ -111,6 +112,46 @@ describe('rebound argument parsing', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Usage: rebound submit');
     expect(r.calls).toEqual([]);
+  });
+
+  it('Flink-style flags: submit -d -p, list -r, info, logs, config --cluster', async () => {
+    const submit = await parse(['submit', 'job.ts', '-d', '-p', '4', '--', '--x']);
+    expect(submit.calls[0]?.opts).toMatchObject({ detached: true, parallelism: 4, jobArgs: ['--x'] });
+    expect((await parse(['list', '-r'])).calls[0]?.opts).toMatchObject({ running: true });
+    expect((await parse(['list', '--all'])).calls[0]?.opts).toMatchObject({ running: false });
+    expect((await parse(['info', 'job.ts', '-p', '2', '--json', '--', '--input', 'in'])).calls[0]).toEqual({
+      name: 'info',
+      opts: { jobFile: 'job.ts', jobArgs: ['--input', 'in'], json: true, dynamic: [], parallelism: 2 },
+    });
+    expect((await parse(['logs', 'tm-1', '-f', '--level', 'warn'])).calls[0]).toEqual({
+      name: 'logs',
+      opts: { workdir: '.rebound', follow: true, level: 'warn', json: false, id: 'tm-1' },
+    });
+    expect((await parse(['config', '--cluster'])).calls[0]?.opts).toEqual({ json: false, cluster: '.rebound' });
+    expect((await parse(['config', '--cluster', 'w'])).calls[0]?.opts).toEqual({ json: false, cluster: 'w' });
+    expect((await parse(['config'])).calls[0]?.opts).toEqual({ json: false });
+  });
+
+  it('help shows durations with their unit', async () => {
+    const r = await parse(['local', 'up', '--help']);
+    expect(r.stdout).toContain('(default: 1 min)');
+    expect((await parse(['watch', '--help'])).stdout).toContain('(default: 500 ms)');
+    expect(r.stdout).not.toMatch(/default: \d{4,}\)/);
+  });
+
+  it('with --json, errors are one JSON object on stderr with the code', async () => {
+    const usage = await parse(['list', '-r', '-a', '--json']);
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stderr)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining("cannot be used with option '-a, --all'"), exitCode: 2 } });
+    const io = { stdout: { write: () => true }, stderr: { write: (t: string) => (err += t) }, env: {}, cwd: '/' };
+    let err = '';
+    const handlers = new Proxy({} as CommandHandlers, { get: () => () => Promise.reject(new JobNotFoundError('abcd')) });
+    expect(await runCli(['status', 'abcd', '--json'], io, handlers)).toBe(1);
+    expect(JSON.parse(err)).toMatchObject({ error: { code: 'JOB_NOT_FOUND', exitCode: 1 } });
+    err = '';
+    // `--json` after `--` belongs to the job, not to rebound.
+    expect(await runCli(['submit', 'job.ts', '--', '--json'], io, handlers)).toBe(1);
+    expect(err).toMatch(/^rebound: /);
   });
 
   it('no command: help on stderr, exit 2', async () => {

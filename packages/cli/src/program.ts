@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { collect, parseDurationArg, parseNonNegativeInt, parsePositiveInt } from './args.js';
 import { HA_DIR_ENV } from './client.js';
 import { DEFAULT_WORKDIR } from './cluster-file.js';
-import { describeError, EXIT_OK, EXIT_USAGE } from './errors.js';
+import { describeError, errorJson, EXIT_OK, EXIT_USAGE } from './errors.js';
+import { formatDurationMs } from './format.js';
 import type { CliIo } from './io.js';
 import type { CommandHandlers } from './options.js';
 
@@ -29,7 +30,13 @@ function withClusterTarget(cmd: Command): Command {
     .option('--address <host:port>', 'talk to this JobMaster directly (no leader re-resolution)');
 }
 
-const json = (cmd: Command): Command => cmd.option('--json', 'machine-readable output', false);
+const json = (cmd: Command): Command => cmd.option('--json', 'machine-readable output (errors too: one JSON object on stderr)', false);
+
+/** A duration option whose help shows its default with a unit ("default: 30 s", not 30000). */
+function duration(flags: string, description: string, defaultMs?: number): Option {
+  const o = new Option(flags, description).argParser(parseDurationArg);
+  return defaultMs === undefined ? o : o.default(defaultMs, formatDurationMs(defaultMs));
+}
 
 interface RawTarget {
   cluster?: string;
@@ -83,7 +90,7 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
       .option('--id <id>', 'JobMaster id (default: random)')
       .option('--config <file>', 'YAML configuration file')
       .option('--log-file <file>', 'write logs to this file instead of stderr')
-      .option('--shutdown-timeout <duration>', 'longest graceful shutdown after SIGTERM', parseDurationArg, 30_000),
+      .addOption(duration('--shutdown-timeout <duration>', 'longest graceful shutdown after SIGTERM', 30_000)),
   ).action((o: { haDir: string; id?: string; config?: string; logFile?: string; define: string[]; shutdownTimeout: number }) =>
     run(
       handlers.jobmaster({
@@ -107,7 +114,7 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
       .option('--id <id>', 'TaskManager id (default: random)')
       .option('--config <file>', 'YAML configuration file')
       .option('--log-file <file>', 'write logs to this file instead of stderr')
-      .option('--shutdown-timeout <duration>', 'longest graceful shutdown after SIGTERM', parseDurationArg, 30_000),
+      .addOption(duration('--shutdown-timeout <duration>', 'longest graceful shutdown after SIGTERM', 30_000)),
   ).action(
     (o: { haDir: string; slots: number; dataDir: string; id?: string; config?: string; logFile?: string; define: string[]; shutdownTimeout: number }) =>
       run(
@@ -139,7 +146,7 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
         .option('--taskmanagers <n>', 'TaskManager processes', parseNonNegativeInt, 3)
         .option('--slots <n>', 'slots per TaskManager', parsePositiveInt, 2)
         .option('--config <file>', 'YAML configuration file for every daemon')
-        .option('--timeout <duration>', 'how long to wait for the cluster to come up', parseDurationArg, 60_000),
+        .addOption(duration('--timeout <duration>', 'how long to wait for the cluster to come up', 60_000)),
     ),
   ).action(
     (o: { workdir: string; jobmasters: number; taskmanagers: number; slots: number; config?: string; define: string[]; timeout: number; json: boolean }) =>
@@ -158,11 +165,8 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
   );
 
   json(
-    workdir(local.command('down').description('stop every process of the local cluster (SIGTERM, then SIGKILL after the timeout)')).option(
-      '--timeout <duration>',
-      'grace period before SIGKILL',
-      parseDurationArg,
-      10_000,
+    workdir(local.command('down').description('stop every process of the local cluster (SIGTERM, then SIGKILL after the timeout)')).addOption(
+      duration('--timeout <duration>', 'grace period before SIGKILL', 10_000),
     ),
   ).action((o: { workdir: string; timeout: number; json: boolean }) => run(handlers.localDown({ workdir: o.workdir, timeoutMs: o.timeout, json: o.json })));
 
@@ -178,7 +182,7 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
     json(
       workdir(local.command('start-jobmaster').description('add a JobMaster to the local cluster, or restart one by --id'))
         .option('--id <id>', 'JobMaster id (default: the next free jm-<n>)')
-        .option('--timeout <duration>', 'how long to wait for the process to be ready', parseDurationArg, 60_000),
+        .addOption(duration('--timeout <duration>', 'how long to wait for the process to be ready', 60_000)),
     ),
   ).action((o: { workdir: string; id?: string; define: string[]; timeout: number; json: boolean }) =>
     run(handlers.localStartJobMaster({ workdir: o.workdir, ...optional('id', o.id), dynamic: o.define, timeoutMs: o.timeout, json: o.json })),
@@ -190,7 +194,7 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
         .option('--id <id>', 'TaskManager id (default: the next free tm-<n>)')
         .option('--slots <n>', 'slots (default: as given to `local up`)', parsePositiveInt)
         .option('--no-wait', 'do not wait until the leader has registered it')
-        .option('--timeout <duration>', 'how long to wait for the process to be ready and registered', parseDurationArg, 60_000),
+        .addOption(duration('--timeout <duration>', 'how long to wait for the process to be ready and registered', 60_000)),
     ),
   ).action((o: { workdir: string; id?: string; slots?: number; wait: boolean; define: string[]; timeout: number; json: boolean }) =>
     run(
@@ -227,16 +231,17 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
           .description('submit a job module; waits for the job to end unless --detached (exit 0 only if FINISHED)')
           .argument('<jobfile>', 'job module (.ts or .js) whose default export is defineJob(...)')
           .argument('[job-args...]', 'arguments for the job, after --')
-          .option('--detached', 'return once the job is submitted', false)
-          .option('--poll-interval <duration>', 'how often progress is polled', parseDurationArg, 500)
-          .option('--reconnect-timeout <duration>', 'how long to wait for a leader during a failover', parseDurationArg),
+          .option('-d, --detached', 'return once the job is submitted', false)
+          .option('-p, --parallelism <n>', 'default parallelism of the job: every operator that sets none runs with N subtasks (as flink run -p)', parsePositiveInt)
+          .addOption(duration('--poll-interval <duration>', 'how often progress is polled', 500))
+          .addOption(duration('--reconnect-timeout <duration>', 'how long to wait for a leader during a failover (default: 5 min)')),
       ),
     ),
   ).action(
     (
       jobFile: string,
       jobArgs: string[],
-      o: RawTarget & { detached: boolean; json: boolean; define: string[]; pollInterval: number; reconnectTimeout?: number },
+      o: RawTarget & { detached: boolean; parallelism?: number; json: boolean; define: string[]; pollInterval: number; reconnectTimeout?: number },
     ) =>
       run(
         handlers.submit({
@@ -244,6 +249,7 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
           jobFile,
           jobArgs,
           detached: o.detached,
+          ...optional('parallelism', o.parallelism),
           json: o.json,
           dynamic: o.define,
           pollIntervalMs: o.pollInterval,
@@ -252,8 +258,27 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
       ),
   );
 
-  withClusterTarget(json(program.command('list').description('list the jobs the leader knows'))).action((o: RawTarget & { json: boolean }) =>
-    run(handlers.list({ ...target(o), json: o.json })),
+  withClusterTarget(
+    json(
+      program
+        .command('list')
+        .description('list the jobs the leader knows (all of them unless --running)')
+        .addOption(new Option('-r, --running', 'only jobs that have not ended').conflicts('all'))
+        .option('-a, --all', 'every job, ended ones included (the default)'),
+    ),
+  ).action((o: RawTarget & { json: boolean; running?: boolean }) => run(handlers.list({ ...target(o), json: o.json, running: o.running === true })));
+
+  withDynamic(
+    json(
+      program
+        .command('info')
+        .description('print the plan of a job module (vertices, edges, parallelism, sources, sinks) without running it')
+        .argument('<jobfile>', 'job module (.ts or .js) whose default export is defineJob(...)')
+        .argument('[job-args...]', 'arguments for the job, after --')
+        .option('-p, --parallelism <n>', 'default parallelism, as for submit', parsePositiveInt),
+    ),
+  ).action((jobFile: string, jobArgs: string[], o: { json: boolean; define: string[]; parallelism?: number }) =>
+    run(handlers.info({ jobFile, jobArgs, json: o.json, dynamic: o.define, ...optional('parallelism', o.parallelism) })),
   );
 
   withClusterTarget(
@@ -270,8 +295,8 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
         .command('watch')
         .description('live progress of a job until it ends (exit 0 only if FINISHED); follows leader changes')
         .argument('<job-id>', 'job id (or a unique prefix)')
-        .option('--poll-interval <duration>', 'how often progress is polled', parseDurationArg, 500)
-        .option('--reconnect-timeout <duration>', 'how long to wait for a leader during a failover', parseDurationArg),
+        .addOption(duration('--poll-interval <duration>', 'how often progress is polled', 500))
+        .addOption(duration('--reconnect-timeout <duration>', 'how long to wait for a leader during a failover (default: 5 min)')),
     ),
   ).action((jobId: string, o: RawTarget & { json: boolean; pollInterval: number; reconnectTimeout?: number }) =>
     run(handlers.watch({ ...target(o), jobId, json: o.json, pollIntervalMs: o.pollInterval, ...optional('reconnectTimeoutMs', o.reconnectTimeout) })),
@@ -288,8 +313,26 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
     run(handlers.events({ jobId, json: o.json, ...optional('haDir', o.haDir), ...optional('cluster', o.cluster) })),
   );
 
-  json(program.command('config').description('list the configuration keys with their defaults')).action((o: { json: boolean }) =>
-    run(handlers.config({ json: o.json })),
+  json(
+    program
+      .command('config')
+      .description('list the configuration keys with their defaults, or with --cluster the values a local cluster runs with')
+      .option('--cluster [workdir]', `show the values in force on the local cluster (default: ./${DEFAULT_WORKDIR})`),
+  ).action((o: { json: boolean; cluster?: string | boolean }) =>
+    run(handlers.config({ json: o.json, ...(o.cluster === undefined ? {} : { cluster: o.cluster === true ? DEFAULT_WORKDIR : String(o.cluster) }) })),
+  );
+
+  json(
+    program
+      .command('logs')
+      .description("pretty-print the logs of a local cluster's processes (the files stay JSON)")
+      .argument('[id]', 'process id (jm-1, tm-2, ...); default: every process, merged by time')
+      .option('--workdir <dir>', 'cluster directory', DEFAULT_WORKDIR)
+      .option('-f, --follow', 'keep printing new lines until interrupted', false)
+      .addOption(new Option('--level <level>', 'lowest level shown').choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal']).default('info'))
+      .option('--job <job-id>', 'only lines about this job'),
+  ).action((id: string | undefined, o: { workdir: string; follow: boolean; level: string; json: boolean; job?: string }) =>
+    run(handlers.logs({ workdir: o.workdir, follow: o.follow, level: o.level, json: o.json, ...optional('id', id), ...optional('jobId', o.job) })),
   );
 
   return program;
@@ -315,6 +358,12 @@ export async function runCli(argv: readonly string[], io: CliIo, handlers: Comma
       if (err.code === 'commander.help' || err.code === 'commander.executeSubCommandAsync') return err.exitCode === 0 ? EXIT_OK : EXIT_USAGE;
     }
     const report = describeError(err, debug);
+    const dashes = argv.indexOf('--');
+    if ((dashes < 0 ? argv : argv.slice(0, dashes)).includes('--json')) {
+      // Scripts asked for JSON: the error too, one object with the stable code.
+      io.stderr.write(`${JSON.stringify(errorJson(err, report))}\n`);
+      return report.exitCode;
+    }
     io.stderr.write(`${report.line}\n`);
     if (report.stack) io.stderr.write(`${report.stack}\n`);
     return report.exitCode;

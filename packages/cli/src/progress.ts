@@ -1,180 +1,108 @@
-import type { JobStatus__Output } from '@rebound/core';
-import { visibleLength } from './format.js';
-import { jobStatusToJson, taskCounts, vertexTotal } from './job-view.js';
+import { createLogUpdate } from 'log-update';
+import { jobStatusToJson } from './job-view.js';
+import type { WatchView } from './watch-model.js';
+import { progressLine, renderWatch } from './watch-render.js';
 
-export interface ProgressRenderOptions {
-  /** Terminal width in columns. */
-  readonly width: number;
-  readonly color: boolean;
-}
+export { progressLine, renderWatch } from './watch-render.js';
 
-const ANSI = { reset: '\x1b[0m', green: '\x1b[32m', yellow: '\x1b[33m', red: '\x1b[31m', cyan: '\x1b[36m', dim: '\x1b[2m', bold: '\x1b[1m' };
-
-function stateColor(state: string): string {
-  switch (state.toUpperCase()) {
-    case 'FINISHED':
-      return ANSI.green;
-    case 'FAILED':
-    case 'FAILING':
-    case 'CANCELED':
-    case 'CANCELLED':
-    case 'CANCELLING':
-      return ANSI.red;
-    case 'RECONCILING':
-    case 'RESTARTING':
-      return ANSI.yellow;
-    case 'RUNNING':
-      return ANSI.cyan;
-    default:
-      return ANSI.dim;
-  }
-}
-
-function paint(text: string, color: string, enabled: boolean): string {
-  return enabled ? `${color}${text}${ANSI.reset}` : text;
-}
-
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, Math.max(1, max - 1))}…`;
-}
-
-function bar(done: number, total: number, width: number): string {
-  const filled = total > 0 ? Math.min(width, Math.round((done / total) * width)) : 0;
-  return `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
-}
-
-function jobTotals(status: JobStatus__Output): { finished: number; total: number; undecided: number } {
-  let finished = 0;
-  let total = 0;
-  let undecided = 0;
-  for (const v of status.vertices) {
-    finished += taskCounts(v).finished;
-    const t = vertexTotal(v);
-    total += t;
-    if (t === 0) undecided++;
-  }
-  return { finished, total, undecided };
-}
-
-function jobStateText(state: string): string {
-  return state === 'RECONCILING' ? 'RECONCILING (recovering progress after a JobMaster failover)' : state;
-}
-
-/**
- * The live progress block shown on a terminal: a header line and one bar per vertex. Pure: the
- * same status and width always give the same lines.
- */
-export function renderProgress(status: JobStatus__Output, opts: ProgressRenderOptions): string[] {
-  const { finished, total, undecided } = jobTotals(status);
-  const epoch = status.leader_epoch ? `  leader epoch ${status.leader_epoch}` : '';
-  const restarts = status.restarts > 0 ? `  restarts ${status.restarts}` : '';
-  const header = `${paint(truncate(status.name || status.job_id, 32), ANSI.bold, opts.color)} ${status.job_id.slice(0, 8)}  ${paint(jobStateText(status.state), stateColor(status.state), opts.color)}  ${finished}/${total}${undecided ? '+' : ''} tasks${epoch}${restarts}`;
-  const lines = [header];
-  const nameWidth = Math.min(28, Math.max(6, ...status.vertices.map((v) => (v.name || v.id).length)));
-  const countWidth = Math.max(3, ...status.vertices.map((v) => `${taskCounts(v).finished}/${vertexTotal(v) || '?'}`.length));
-  // name, two spaces, [bar], space, counts, two spaces, state (~12)
-  const barWidth = Math.max(10, Math.min(40, opts.width - nameWidth - countWidth - 22));
-  for (const v of status.vertices) {
-    const t = vertexTotal(v);
-    const done = taskCounts(v).finished;
-    const counts = `${done}/${t || '?'}`.padStart(countWidth);
-    const running = taskCounts(v).running + taskCounts(v).deploying;
-    const extra = running > 0 && v.state !== 'FINISHED' ? ` ${running} running` : '';
-    lines.push(
-      `  ${truncate(v.name || v.id, nameWidth).padEnd(nameWidth)}  [${bar(done, t, barWidth)}] ${counts}  ${paint(v.state, stateColor(v.state), opts.color)}${extra}`,
-    );
-  }
-  if (status.failure) lines.push(`  failure: ${status.failure.split('\n')[0]}`);
-  // Never wrap: a wrapped line would break the cursor arithmetic of the redraw.
-  return lines.map((l) => (visibleLength(l) > opts.width && !opts.color ? truncate(l, opts.width) : l));
-}
-
-/** One line summarizing a status, for logs and pipes (printed only when it changes). */
-export function progressLine(status: JobStatus__Output): string {
-  const { finished, total, undecided } = jobTotals(status);
-  const vertices = status.vertices.map((v) => `${v.name || v.id} ${taskCounts(v).finished}/${vertexTotal(v) || '?'} ${v.state}`);
-  return [`job ${status.job_id} ${status.state} ${finished}/${total}${undecided ? '+' : ''} tasks`, ...vertices].join(' | ');
-}
-
-export interface ProgressSink {
-  update(status: JobStatus__Output): void;
-  /** A message between updates, e.g. "leader changed: epoch 3 at 127.0.0.1:4711". */
-  note(message: string): void;
-  /** Leaves the last state on screen. */
-  finish(): void;
-}
-
+/** Where progress goes: process.stdout, or a fake in tests. */
 export interface TextOutput {
   write(text: string): unknown;
   readonly isTTY?: boolean;
   readonly columns?: number;
+  readonly rows?: number;
+  on?(event: 'resize', listener: () => void): unknown;
+  off?(event: 'resize', listener: () => void): unknown;
 }
 
-/** Redraws the progress block in place with ANSI cursor movements. */
+export interface ProgressSink {
+  /** The whole view after an observation, and the events that observation caused (one line each). */
+  update(view: WatchView, events: readonly string[]): void;
+  /** Leaves the last state on screen. */
+  finish(): void;
+}
+
+/**
+ * The live view on a terminal. log-update redraws the block in place (it erases exactly the
+ * lines it drew); renderWatch never draws a line wider than the terminal, so no line wraps and
+ * the count stays right. Times in the block tick with every poll.
+ */
 export class TtyProgress implements ProgressSink {
-  private drawn = 0;
-  private drawnText = '';
-  private last: JobStatus__Output | undefined;
+  private render: ReturnType<typeof createLogUpdate>;
+  private view: WatchView | undefined;
+  private width: number;
+  private readonly onResize = (): void => this.resized();
 
   constructor(
     private readonly out: TextOutput,
     private readonly color = true,
-  ) {}
-
-  update(status: JobStatus__Output): void {
-    this.last = status;
-    this.redraw();
+    private readonly now: () => number = Date.now,
+  ) {
+    this.render = this.newRenderer();
+    this.width = this.columns();
+    out.on?.('resize', this.onResize);
   }
 
-  note(message: string): void {
-    this.erase();
-    this.out.write(`${message}\n`);
-    this.redraw(true);
+  update(view: WatchView): void {
+    this.view = view;
+    this.draw();
   }
 
   finish(): void {
-    this.drawn = 0;
+    this.draw();
+    this.render.done();
+    this.out.off?.('resize', this.onResize);
   }
 
-  private erase(): void {
-    if (this.drawn > 0) this.out.write(`\x1b[${this.drawn}A\x1b[0J`);
-    this.drawn = 0;
+  private columns(): number {
+    return Math.max(20, this.out.columns ?? 80);
   }
 
-  private redraw(force = false): void {
-    if (!this.last) return;
-    const lines = renderProgress(this.last, { width: this.out.columns ?? 80, color: this.color });
-    const text = lines.join('\n');
-    if (!force && this.drawn > 0 && text === this.drawnText) return;
-    this.drawnText = text;
-    this.erase();
-    this.out.write(lines.map((l) => `\x1b[2K${l}\n`).join(''));
-    this.drawn = lines.length;
+  private newRenderer(): ReturnType<typeof createLogUpdate> {
+    // log-update only needs write/columns/rows; it hides the cursor while drawing, done() shows it.
+    return createLogUpdate(this.out as NodeJS.WriteStream);
+  }
+
+  private draw(): void {
+    if (!this.view) return;
+    this.render(renderWatch(this.view, { width: this.columns(), color: this.color, nowMs: this.now() }).join('\n'));
+  }
+
+  /**
+   * After a width change the terminal may have re-wrapped (tmux, most emulators) or cut (xterm)
+   * the lines already drawn, so the number of rows to erase is unknown: clear the screen and
+   * draw afresh rather than leave half-erased lines behind.
+   */
+  private resized(): void {
+    const width = this.columns();
+    if (width === this.width) return;
+    this.width = width;
+    this.out.write('\x1b[2J\x1b[H');
+    this.render = this.newRenderer();
+    this.draw();
   }
 }
 
-/** For pipes and files: a plain line, only when something changed. */
+/** For pipes and files: one line per change (a status line when progress moved, each event). */
 export class PlainProgress implements ProgressSink {
   private lastLine = '';
 
   constructor(private readonly out: TextOutput) {}
 
-  update(status: JobStatus__Output): void {
-    const line = progressLine(status);
+  update(view: WatchView, events: readonly string[]): void {
+    for (const e of events) this.out.write(`${e}\n`);
+    if (!view.status) return;
+    const line = progressLine(view.status);
     if (line !== this.lastLine) {
       this.out.write(`${line}\n`);
       this.lastLine = line;
     }
   }
 
-  note(message: string): void {
-    this.out.write(`${message}\n`);
-  }
-
   finish(): void {}
 }
 
-/** `watch --json`: one JSON object per changed status (JSON Lines); notes go to `notes`. */
+/** `watch --json`: one JSON object per changed status (JSON Lines); events go to `notes` (stderr). */
 export class JsonLinesProgress implements ProgressSink {
   private last = '';
 
@@ -183,27 +111,24 @@ export class JsonLinesProgress implements ProgressSink {
     private readonly notes: TextOutput,
   ) {}
 
-  update(status: JobStatus__Output): void {
-    const json = JSON.stringify(jobStatusToJson(status));
+  update(view: WatchView, events: readonly string[]): void {
+    for (const e of events) this.notes.write(`${e}\n`);
+    if (!view.status) return;
+    const json = JSON.stringify(jobStatusToJson(view.status));
     if (json !== this.last) {
       this.out.write(`${json}\n`);
       this.last = json;
     }
   }
 
-  note(message: string): void {
-    this.notes.write(`${message}\n`);
-  }
-
   finish(): void {}
 }
 
-/** Progress not shown (e.g. `submit --json`); notes still go to `notes` (stderr). */
+/** Progress not shown (e.g. `submit --json`); events still go to `notes` (stderr). */
 export class QuietProgress implements ProgressSink {
   constructor(private readonly notes: TextOutput) {}
-  update(): void {}
-  note(message: string): void {
-    this.notes.write(`${message}\n`);
+  update(_view: WatchView, events: readonly string[]): void {
+    for (const e of events) this.notes.write(`${e}\n`);
   }
   finish(): void {}
 }
