@@ -95,7 +95,9 @@ describe('cluster foundation', () => {
     const out = join(data, 'cancel');
     const vertexName = 'Source: Numbered -> Sink: TextFiles';
     // The sink runs in the source tasks, so they are writing (uncommitted) output when the cancel comes.
-    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', ['--splits', '6', '--records', '2000', '--delay-ms', '10', '--direct', 'true', '--output', out]);
+    // 2 minutes of work per task, ended by the cancel: at load 20-30, the four CLI calls before the
+    // cancel outlasted the 20 s tasks this used to run.
+    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', ['--splits', '6', '--records', '2000', '--delay-ms', '60', '--direct', 'true', '--output', out]);
     const running = await cluster.waitFor(
       async () => {
         const s = await cluster.status(jobId);

@@ -56,13 +56,14 @@ describe('LocalCluster', () => {
   it('finishes a job whose leader is SIGKILLed mid-job, and watch follows the new leader', async () => {
     const files = await generateTextFiles(join(data, 'in2'), { files: 4, linesPerFile: 400, seed: 2 });
     const out = join(data, 'out2');
-    // About 16 s of source work per subtask: slow enough that the kill lands mid-job on a loaded machine.
-    const { jobId } = await cluster.submit('examples/wordcount.ts', ['--input', join(data, 'in2'), '--output', out, '--record-delay-ms', '40']);
+    // About 40 s of source work per subtask: at load 20-30 on 2 cores, spawning `local kill-leader`
+    // alone took long enough for a 16 s job to finish under the old leader first.
+    const { jobId } = await cluster.submit('examples/wordcount.ts', ['--input', join(data, 'in2'), '--output', out, '--record-delay-ms', '100']);
     const watching = cluster.rebound(['watch', jobId, '--poll-interval', '100 ms']);
     await cluster.waitFor(async () => (await cluster.status(jobId)).state === 'RUNNING', 30_000, 'the job to run');
     const killed = await cluster.killLeader();
     expect(await cluster.isAlive(killed.id)).toBe(false);
-    const final = await cluster.waitForJob(jobId, 60_000);
+    const final = await cluster.waitForJob(jobId, 120_000);
     expect(final.leaderEpoch).toBeGreaterThan(killed.epoch);
     expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(out))).toEqual([]);
     const w = await watching;
