@@ -52,7 +52,8 @@ export function jobStatusToJson(status: JobStatus__Output): JobStatusJson {
 }
 
 export function jobSummariesToJson(jobs: readonly JobSummary__Output[]): Record<string, unknown> {
-  return camelize({ jobs }) as Record<string, unknown>;
+  // `error` only where a job is DAMAGED: every other summary keeps its shape.
+  return camelize({ jobs: jobs.map(({ error, ...rest }) => (error ? { ...rest, error } : rest)) }) as Record<string, unknown>;
 }
 
 export interface JobStatusRenderOptions {
