@@ -9,6 +9,7 @@
  * creates; nothing is pulled.
  */
 import { execFile, spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -47,6 +48,28 @@ function run(cmd: string, args: readonly string[], env: NodeJS.ProcessEnv, timeo
 
 function lastLine(text: string): string {
   return text.trim().split('\n').at(-1) ?? '';
+}
+
+/** A port free on the host's loopback now, for a JobMaster's published REST port. */
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const srv = createServer();
+    srv.once('error', fail);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => done(port));
+    });
+  });
+}
+
+/** GET a JobMaster's REST API through its published port: status and JSON body (undefined when it does not answer). */
+async function rest(port: number, path: string): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(10_000), redirect: 'manual' });
+    return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
+  } catch {
+    return undefined;
+  }
 }
 
 const since = (t0: number): string => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
@@ -153,6 +176,7 @@ describe('docker compose: submit through client, kill the leader, the job carrie
   let base: string;
   let data: string;
   let env: NodeJS.ProcessEnv;
+  let restPorts: Record<string, number>;
   let up = false;
   let passed = false;
 
@@ -197,7 +221,16 @@ describe('docker compose: submit through client, kill the leader, the job carrie
     composeCmd = await composeCommand();
     base = await baseImage();
     data = mkdtempSync(join(tmpdir(), 'rebound-compose-data-'));
-    env = { ...process.env, REBOUND_DATA: data, REBOUND_BASE_IMAGE: base, REBOUND_IMAGE: IMAGE, REBOUND_NODE_MODULES: 'context' };
+    restPorts = { 'jobmaster-1': await freePort(), 'jobmaster-2': await freePort() };
+    env = {
+      ...process.env,
+      REBOUND_DATA: data,
+      REBOUND_BASE_IMAGE: base,
+      REBOUND_IMAGE: IMAGE,
+      REBOUND_NODE_MODULES: 'context',
+      REBOUND_REST_PORT_1: String(restPorts['jobmaster-1']),
+      REBOUND_REST_PORT_2: String(restPorts['jobmaster-2']),
+    };
     log(`${composeCmd.join(' ')}, base image ${base}, project ${PROJECT}, data ${data}`);
     const t0 = Date.now();
     const build = await compose(['build'], 15 * 60_000);
@@ -244,6 +277,9 @@ describe('docker compose: submit through client, kill the leader, the job carrie
     const before = JSON.parse(await mustClient(['leader', '--json'])) as LeaderJson;
     expect(before.id).toMatch(/^jobmaster-[12]$/);
     expect(before).toMatchObject({ address: `${before.id}:6123`, serving: true });
+    // The dashboard's REST API, published on the host's loopback: the leader's sees 3 TaskManagers.
+    const overview = await rest(restPorts[before.id]!, '/overview');
+    expect(overview).toMatchObject({ status: 200, body: { taskmanagers: 3, 'slots-total': 6 } });
 
     const expected = generateInput(join(data, 'input'));
     const ownCount = new Map<string, number>();
@@ -326,6 +362,12 @@ describe('docker compose: submit through client, kill the leader, the job carrie
     const after = JSON.parse(await mustClient(['leader', '--json'])) as LeaderJson;
     expect(after.id).not.toBe(victim);
     expect(after).toMatchObject({ epoch: report.epoch, serving: true });
+    // The survivor's published REST API tells the same story: FINISHED, one recovery.
+    const job = await rest(restPorts[after.id]!, `/jobs/${jobId}`);
+    expect(job).toMatchObject({ status: 200, body: { jid: jobId, state: 'FINISHED' } });
+    const recoveries = await rest(restPorts[after.id]!, `/jobs/${jobId}/recoveries`);
+    expect(recoveries?.status).toBe(200);
+    expect(JSON.stringify(recoveries?.body)).toContain(`"epoch":${report.epoch}`);
 
     expect(readOutput(join(data, 'output'))).toEqual(expected);
     passed = true;

@@ -73,6 +73,7 @@ export const OPTIONS = {
   'taskmanager.network.combiner.max-keys': { kind: 'int', default: '100000', description: 'Keys a producer-side combiner holds before it spills to the partition.' },
   'rest.port': { kind: 'int', default: '8081', description: 'Port of the REST API, dashboard and /metrics of a JobMaster (0: any free port).' },
   'rest.bind-address': { kind: 'string', default: '127.0.0.1', description: 'Address the REST API binds to (and advertises unless it is a wildcard address).' },
+  'rest.address': { kind: 'string', default: '', description: 'Host the REST URL is advertised with, as clients reach it (e.g. 127.0.0.1 for a port published by Docker); empty: the bind address, or the host name for a wildcard.' },
   'rest.stream.min-interval': { kind: 'duration', default: '500 ms', description: 'Shortest time between two updates the live stream (/v1/stream) sends one client; changes in between are coalesced.' },
   'metrics.port': { kind: 'int', default: '9249', description: 'Port of the Prometheus /metrics endpoint of a TaskManager (0: any free port).' },
   'debug.allow-test-options': { kind: 'boolean', default: 'false', description: 'Allow the debug.* crash points used by tests and the chaos harness.' },

@@ -220,7 +220,8 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
   }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : requestedPort;
-  const advertised = WILDCARD.has(host) ? hostname() : host.includes(':') ? `[${host}]` : host;
+  const advertisedHost = config.getString('rest.address') || (WILDCARD.has(host) ? hostname() : host);
+  const advertised = advertisedHost.includes(':') ? `[${advertisedHost}]` : advertisedHost;
   selfUrl = `http://${advertised}:${port}`;
   logger.info({ url: selfUrl }, 'REST API and dashboard serving');
 
