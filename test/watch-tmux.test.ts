@@ -51,7 +51,12 @@ class Tmux {
   }
 }
 
-describe('watch in a terminal (tmux) through a leader SIGKILL', () => {
+// A fresh machine may lack tmux: `npm test` there skips this file and says so. CI (CI=true, where
+// .ci/run installs tmux) never skips it: a missing tmux fails the run there.
+const RUN_TMUX = hasTmux() || process.env.CI === 'true';
+if (!RUN_TMUX) process.stdout.write('test/watch-tmux.test.ts skipped: tmux is not installed (apt-get install -y tmux)\n');
+
+describe.skipIf(!RUN_TMUX)('watch in a terminal (tmux) through a leader SIGKILL', () => {
   let cluster: LocalCluster;
   let dir: string;
   let tmux: Tmux;
