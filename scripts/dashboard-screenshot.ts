@@ -64,16 +64,19 @@ async function main(): Promise<void> {
     const cluster = JSON.parse(await readFile(join(work, 'cluster.json'), 'utf8')) as { processes: { id: string; restUrl?: string }[] };
     const leader = JSON.parse(await readFile(join(work, 'ha', 'leader.json'), 'utf8')) as { jobmasterId: string; epoch: number };
     const url = cluster.processes.find((p) => p.id === leader.jobmasterId)!.restUrl!;
+    // The cluster secret `local up` wrote: the page opens with ?token= (it keeps a cookie), fetches send it.
+    const secret = (await readFile(join(work, 'secret'), 'utf8')).trim();
+    const auth = { authorization: `Bearer ${secret}` };
     const submitted = await rebound([
       'submit', '--cluster', work, 'test/fixtures/histogram.ts', '--json', '--detached', '-D', 'taskmanager.network.combiner.max-keys=0',
       '--', '--records', '3000', '--keys', '97', '--output', join(work, 'out'), '--reduce-delay-ms', '10', '--splits', '6',
     ]);
     const jobId = (JSON.parse(submitted.split('\n')[0]!) as { jobId: string }).jobId;
     const page = await context.newPage();
-    await page.goto(`${url}/#/jobs/${jobId}`);
+    await page.goto(`${url}/?token=${secret}#/jobs/${jobId}`);
     await page.locator('[data-testid=dag-vertex]').nth(2).waitFor({ timeout: 30_000 });
     await until('the sources to finish', 60_000, async () => {
-      const job = (await (await fetch(`${url}/jobs/${jobId}`)).json()) as { vertices: { status: string }[] };
+      const job = (await (await fetch(`${url}/jobs/${jobId}`, { headers: auth })).json()) as { vertices: { status: string }[] };
       return job.vertices[0]?.status === 'FINISHED' ? true : undefined;
     });
     await rebound(['local', 'kill-leader', '--workdir', work]);

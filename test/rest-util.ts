@@ -6,9 +6,18 @@ export interface HttpResult<T = unknown> {
   readonly headers: Headers;
 }
 
+/** Headers every request of a suite sends: the cluster secret (`useCredentials`). */
+let credentials: Record<string, string> = {};
+
+/** Sends `headers` (e.g. `cluster.security().httpHeaders()`) with every later request; `{}` for none. */
+export function useCredentials(headers: Record<string, string>): void {
+  credentials = headers;
+}
+
 /** A JSON request to a REST URL (loopback only), with a deadline. */
 export async function http<T = unknown>(url: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<HttpResult<T>> {
-  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(init.timeoutMs ?? 10_000) });
+  const headers = { ...credentials, ...(init.headers as Record<string, string> | undefined) };
+  const res = await fetch(url, { ...init, headers, signal: AbortSignal.timeout(init.timeoutMs ?? 10_000) });
   const text = await res.text();
   let body: unknown = text;
   try {
@@ -36,7 +45,7 @@ export class SseClient {
 
   private async run(): Promise<void> {
     try {
-      const res = await fetch(this.url, { signal: this.abort.signal, headers: { accept: 'text/event-stream' } });
+      const res = await fetch(this.url, { signal: this.abort.signal, headers: { ...credentials, accept: 'text/event-stream' } });
       if (!res.body) return;
       const reader = res.body.getReader();
       const decoder = new TextDecoder();

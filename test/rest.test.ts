@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalCluster, suiteFailed } from './harness.js';
 import { FLINK_SHAPES } from './flink-rest-shapes.js';
 import { HISTOGRAM_JOB, histogramArgs } from './recovery-util.js';
-import { SseClient, http, missingFields } from './rest-util.js';
+import { SseClient, http, missingFields, useCredentials } from './rest-util.js';
 import { makeTempDir } from './util.js';
 
 type Json = Record<string, unknown>;
@@ -32,6 +32,26 @@ describe('REST API', () => {
       },
     });
     data = await makeTempDir('rebound-it-rest-');
+    useCredentials(cluster.security().httpHeaders());
+  });
+
+  it('asks every request for the cluster secret, and lets a browser keep it in a cookie', async () => {
+    const { leader } = await urls();
+    const tm = (await cluster.processes()).find((p) => p.role === 'taskmanager')!;
+    const none = { authorization: '' };
+    for (const url of [`${leader}/overview`, `${leader}/metrics`, `${leader}/`, `${tm.metricsUrl}/metrics`]) {
+      const refused = await http<{ errors: string[] }>(url, { headers: none });
+      expect(refused.status, url).toBe(401);
+      expect(refused.body.errors[0]).toMatch(/no cluster secret: send 'Authorization: Bearer <secret>'/);
+      expect((await http(url, { headers: { authorization: 'Bearer not-the-secret' } })).status, url).toBe(401);
+    }
+    // The printed dashboard link: ?token= opens it once and leaves an HttpOnly cookie behind.
+    const secret = cluster.security().httpHeaders().authorization!.slice('Bearer '.length);
+    const opened = await http(`${leader}/overview?token=${secret}`, { headers: none });
+    expect(opened.status).toBe(200);
+    const cookie = opened.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^rebound_token=[0-9a-f]+; HttpOnly; SameSite=Strict; Path=\/$/);
+    expect((await http(`${leader}/jobs/overview`, { headers: { ...none, cookie: cookie.split(';')[0]! } })).status).toBe(200);
   });
 
   afterAll(async ({}, suite) => {
@@ -193,7 +213,9 @@ describe('REST API', () => {
     const redirect = await http(`${standby}/jobs/overview`, { redirect: 'manual' });
     expect(redirect.status).toBe(307);
     expect(redirect.headers.get('location')).toBe(`${leader}/jobs/overview`);
-    const viaStandby = await http<{ jobs: Json[] }>(`${standby}/jobs/overview`);
+    // Followed by hand with the secret: fetch drops credentials on a redirect to another origin
+    // (another port), where a browser's cookie jar sends the dashboard's cookie along.
+    const viaStandby = await http<{ jobs: Json[] }>(redirect.headers.get('location')!);
     expect(viaStandby.status).toBe(200);
     const cluster1 = await http<Json>(`${standby}/cluster`);
     expect(cluster1.body).toMatchObject({ answeredBy: { leader: false }, leader: { jobmasterId: leaderId, restUrl: leader } });

@@ -38,14 +38,14 @@ async function cpuMs(pid: number): Promise<number> {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks at USER_HZ=100
 }
 
-async function measure(url: string, n: number, pid: number): Promise<{ p50: number; p95: number; p99: number; max: number; mean: number; bytes: number; serverCpuMsPerRequest: number }> {
+async function measure(url: string, n: number, pid: number, headers: Record<string, string>): Promise<{ p50: number; p95: number; p99: number; max: number; mean: number; bytes: number; serverCpuMsPerRequest: number }> {
   let bytes = 0;
-  for (let i = 0; i < 20; i++) await (await fetch(url)).text(); // warm-up (JIT, first bundle of code paths)
+  for (let i = 0; i < 20; i++) await (await fetch(url, { headers })).text(); // warm-up (JIT, first bundle of code paths)
   const times: number[] = [];
   const cpuBefore = await cpuMs(pid);
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
-    const res = await fetch(url);
+    const res = await fetch(url, { headers });
     const body = await res.text();
     times.push(performance.now() - t0);
     if (res.status !== 200) throw new Error(`${url}: HTTP ${res.status}: ${body.slice(0, 200)}`);
@@ -64,6 +64,8 @@ async function main(): Promise<void> {
     const cluster = JSON.parse(await readFile(join(work, 'cluster.json'), 'utf8')) as { processes: { restUrl?: string; pid: number }[] };
     const url = cluster.processes[0]!.restUrl!;
     const pid = cluster.processes[0]!.pid;
+    // The cluster secret `local up` wrote: the REST API asks for it like every RPC.
+    const auth = { authorization: `Bearer ${(await readFile(join(work, 'secret'), 'utf8')).trim()}` };
     const out = await ok(['submit', '--cluster', work, join(ROOT, 'test/fixtures/histogram.ts'), '--json', '--detached', '--', '--records', String(TASKS), '--keys', '10', '--output', join(work, 'out'), '--splits', String(TASKS)]);
     const jobId = (JSON.parse(out.split('\n')[0]!) as { jobId: string }).jobId;
     // Wait until the source vertex is initialized: the job then has its TASKS tasks.
@@ -71,12 +73,12 @@ async function main(): Promise<void> {
     let tasks = 0;
     while (tasks < TASKS) {
       if (Date.now() > deadline) throw new Error(`the job never showed ${TASKS} tasks (last: ${tasks})`);
-      const job = (await (await fetch(`${url}/jobs/${jobId}`)).json()) as { 'status-counts'?: Record<string, number> };
+      const job = (await (await fetch(`${url}/jobs/${jobId}`, { headers: auth })).json()) as { 'status-counts'?: Record<string, number> };
       tasks = Object.values(job['status-counts'] ?? {}).reduce((a, b) => a + b, 0);
       if (tasks < TASKS) await new Promise((r) => setTimeout(r, 200));
     }
-    const details = await measure(`${url}/jobs/${jobId}`, REQUESTS, pid);
-    const overview = await measure(`${url}/jobs/overview`, REQUESTS, pid);
+    const details = await measure(`${url}/jobs/${jobId}`, REQUESTS, pid, auth);
+    const overview = await measure(`${url}/jobs/overview`, REQUESTS, pid, auth);
     const result = {
       benchmark: 'rest',
       date: new Date().toISOString(),

@@ -63,9 +63,10 @@ function freePort(): Promise<number> {
 }
 
 /** GET a JobMaster's REST API through its published port: status and JSON body (undefined when it does not answer). */
-async function rest(port: number, path: string): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
+async function rest(port: number, path: string, secret = ''): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
   try {
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(10_000), redirect: 'manual' });
+    const headers: Record<string, string> = secret ? { authorization: `Bearer ${secret}` } : {};
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers, signal: AbortSignal.timeout(10_000), redirect: 'manual' });
     return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
   } catch {
     return undefined;
@@ -277,8 +278,13 @@ describe('docker compose: submit through client, kill the leader, the job carrie
     const before = JSON.parse(await mustClient(['leader', '--json'])) as LeaderJson;
     expect(before.id).toMatch(/^jobmaster-[12]$/);
     expect(before).toMatchObject({ address: `${before.id}:6123`, serving: true });
-    // The dashboard's REST API, published on the host's loopback: the leader's sees 3 TaskManagers.
-    const overview = await rest(restPorts[before.id]!, '/overview');
+    // The dashboard's REST API, published on the host's loopback: closed without the secret the
+    // daemons created in the volume; with it, the leader's sees 3 TaskManagers.
+    expect((await rest(restPorts[before.id]!, '/overview'))?.status).toBe(401);
+    const secretRead = await compose(['exec', '-T', before.id, 'cat', '/rebound/secret'], 60_000);
+    expect(secretRead.code).toBe(0);
+    const secret = secretRead.stdout.trim();
+    const overview = await rest(restPorts[before.id]!, '/overview', secret);
     expect(overview).toMatchObject({ status: 200, body: { taskmanagers: 3, 'slots-total': 6 } });
 
     const expected = generateInput(join(data, 'input'));
@@ -363,9 +369,9 @@ describe('docker compose: submit through client, kill the leader, the job carrie
     expect(after.id).not.toBe(victim);
     expect(after).toMatchObject({ epoch: report.epoch, serving: true });
     // The survivor's published REST API tells the same story: FINISHED, one recovery.
-    const job = await rest(restPorts[after.id]!, `/jobs/${jobId}`);
+    const job = await rest(restPorts[after.id]!, `/jobs/${jobId}`, secret);
     expect(job).toMatchObject({ status: 200, body: { jid: jobId, state: 'FINISHED' } });
-    const recoveries = await rest(restPorts[after.id]!, `/jobs/${jobId}/recoveries`);
+    const recoveries = await rest(restPorts[after.id]!, `/jobs/${jobId}/recoveries`, secret);
     expect(recoveries?.status).toBe(200);
     expect(JSON.stringify(recoveries?.body)).toContain(`"epoch":${report.epoch}`);
 

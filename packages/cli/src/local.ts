@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { Configuration, ErrorCode, ReboundError, errorMessage, sleep, type ClusterOverview__Output } from '@rebound/core';
@@ -124,6 +125,22 @@ async function startDaemons(
   return ready;
 }
 
+/**
+ * The dashboard URL to open: with the cluster secret as `?token=` when the cluster has one (the
+ * page keeps it in an HttpOnly cookie, as Jupyter's token links do). The secret is printed only here.
+ */
+function dashboardLink(restUrl: string | undefined, config: Readonly<Record<string, string>>): string {
+  if (!restUrl) return '-';
+  const tokenFile = config['security.auth.token-file'];
+  let secret = '';
+  try {
+    secret = tokenFile ? readFileSync(tokenFile, 'utf8').trim() : '';
+  } catch {
+    // Unreadable here: the link without the token still names the page.
+  }
+  return `${restUrl}/${secret ? `?token=${secret}` : ''}`;
+}
+
 /** The work directory's cluster secret, created once (32 random bytes, hex, mode 0600). */
 async function ensureSecret(workdir: string): Promise<string> {
   const path = ClusterPaths.secret(workdir);
@@ -180,7 +197,7 @@ export async function localUp(opts: LocalUpOptions, io: CliIo): Promise<number> 
           `local cluster up in ${workdir}: ${opts.jobmasters} JobMaster(s), ${opts.taskmanagers} TaskManager(s) with ${opts.slots} slot(s) each`,
           `  HA dir  ${haDir}`,
           `  leader  ${current.jobmasterId} (epoch ${current.epoch}) at ${current.address}`,
-          `  dashboard  ${file.processes.find((p) => p.id === current.jobmasterId)?.restUrl ?? '-'}/`,
+          `  dashboard  ${dashboardLink(file.processes.find((p) => p.id === current.jobmasterId)?.restUrl, config)}`,
           ...renderTable(
             ['ID', 'ROLE', 'PID', 'ADDRESS', 'HTTP', 'LOG'],
             file.processes.map((p) => [p.id, p.role, String(p.pid), p.address, p.restUrl ?? p.metricsUrl ?? '-', p.logFile]),
@@ -286,7 +303,7 @@ export async function localStatus(opts: LocalStatusOptions, io: CliIo): Promise<
     `cluster  ${report.workdir}`,
     `HA dir   ${report.haDir}`,
     leaderLine,
-    `dashboard ${leaderProc?.alive && leaderProc.restUrl ? `${leaderProc.restUrl}/` : (report.processes.find((p) => p.role === 'jobmaster' && p.alive && p.restUrl)?.restUrl ?? '-')}`,
+    `dashboard ${dashboardLink(leaderProc?.alive && leaderProc.restUrl ? leaderProc.restUrl : report.processes.find((p) => p.role === 'jobmaster' && p.alive && p.restUrl)?.restUrl, (await readClusterFile(report.workdir)).config)}`,
     `TaskManagers registered: ${registeredCount}/${tmCount}`,
     '',
     ...renderTable(

@@ -42,6 +42,25 @@ function readPem(key: string, path: string): Buffer {
   }
 }
 
+/** Name of the cookie the REST API sets once a browser brought the secret in `?token=`. */
+export const AUTH_COOKIE = 'rebound_token';
+
+/**
+ * The cluster secret an HTTP request carries: `Authorization: Bearer`, the REST API's cookie, or a
+ * `token` query parameter (how a browser opens the dashboard link `rebound local up` prints).
+ */
+export function httpCredentialOf(headers: { authorization?: string | undefined; cookie?: string | undefined }, url: string): { secret: string; via: 'header' | 'cookie' | 'query' } | undefined {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
+  if (bearer) return { secret: bearer[1]!, via: 'header' };
+  for (const part of (headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === AUTH_COOKIE && v.length > 0) return { secret: decodeURIComponent(v.join('=')), via: 'cookie' };
+  }
+  const q = url.indexOf('?');
+  const token = q >= 0 ? new URLSearchParams(url.slice(q + 1)).get('token') : null;
+  return token ? { secret: token, via: 'query' } : undefined;
+}
+
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a);
   const y = Buffer.from(b);
@@ -97,6 +116,16 @@ export class ClusterSecurity {
 
   get authenticated(): boolean {
     return this.secret !== undefined;
+  }
+
+  /** Whether `given` opens this cluster: always without a secret, else only the secret itself. */
+  accepts(given: string | undefined): boolean {
+    return this.secret === undefined || (given !== undefined && sameSecret(given, this.secret));
+  }
+
+  /** Headers an HTTP client of the REST API or /metrics sends (Prometheus: bearer token). */
+  httpHeaders(): Record<string, string> {
+    return this.secret === undefined ? {} : { authorization: `Bearer ${this.secret}` };
   }
 
   /** Options for `new grpc.Server(...)`: the interceptor that refuses calls without the secret. */

@@ -57,7 +57,8 @@ export async function getJson<T>(url: string, timeoutMs = 3000): Promise<T> {
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), timeoutMs);
   try {
-    const res = await fetch(url, { signal: ctl.signal, headers: { accept: 'application/json' } });
+    // credentials: the cluster-secret cookie also goes to the other JobMasters' origins (failover).
+    const res = await fetch(url, { signal: ctl.signal, credentials: 'include', headers: { accept: 'application/json' } });
     const body = (await res.json()) as T & { errors?: string[] };
     if (!res.ok) throw new Error(body.errors?.join('; ') ?? `HTTP ${res.status}`);
     return body;

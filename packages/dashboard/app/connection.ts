@@ -111,7 +111,7 @@ export class LiveConnection {
   private open(url: string): boolean {
     this.es?.close();
     this.preferred = url;
-    const es = new EventSource(`${url}/stream${this.jobId ? `?job=${this.jobId}` : ''}`);
+    const es = new EventSource(`${url}/stream${this.jobId ? `?job=${this.jobId}` : ''}`, { withCredentials: true });
     this.es = es;
     const broken = (why: string): void => {
       if (this.es !== es) return;

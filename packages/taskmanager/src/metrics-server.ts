@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import { ErrorCode, ReboundError, errorMessage, type Configuration, type Logger } from '@rebound/core';
+import { ClusterSecurity, ErrorCode, ReboundError, errorMessage, httpCredentialOf, type Configuration, type Logger } from '@rebound/core';
 import type { PartitionStore } from './partition/index.js';
 
 export interface TaskManagerMetricsSource {
@@ -81,8 +81,15 @@ export function createTaskManagerRegistry(src: TaskManagerMetricsSource): Regist
 /** `GET /metrics` on `metrics.port` (a plain HTTP server: one path, nothing else to route). */
 export async function startMetricsServer(registry: Registry, config: Configuration, logger: Logger): Promise<MetricsServer> {
   const host = config.getString('taskmanager.bind-host');
+  const security = ClusterSecurity.of(config);
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
+    const given = httpCredentialOf(req.headers, req.url ?? '/');
+    if (!security.accepts(given?.secret)) {
+      const why = `${given ? 'wrong' : 'no'} cluster secret: send 'Authorization: Bearer <secret>' (security.auth.token-file)`;
+      res.writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }).end(JSON.stringify({ errors: [why] }));
+      return;
+    }
     if (req.method !== 'GET' || path !== '/metrics') {
       res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [`Not found: ${req.method} ${path}`] }));
       return;

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { dashboardAssets } from '@rebound/dashboard';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { ErrorCode, JobNotFoundError, OPTIONS, ReboundError, errorMessage, type Clock, type ConfigKey, type Configuration, type Logger } from '@rebound/core';
+import { AUTH_COOKIE, ClusterSecurity, ErrorCode, JobNotFoundError, OPTIONS, ReboundError, errorMessage, httpCredentialOf, type Clock, type ConfigKey, type Configuration, type Logger } from '@rebound/core';
 import { listEndpoints, readEndpoint, readLeader } from '@rebound/ha';
 import { clusterView } from './cluster-view.js';
 import { REBOUND_VERSION } from './flink-json.js';
@@ -103,13 +103,31 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
     }
     return allowed.origins;
   };
+  const security = ClusterSecurity.of(config);
   app.addHook('onRequest', async (req, reply) => {
     const origin = req.headers.origin;
     if (typeof origin === 'string' && (await allowedOrigins()).has(origin)) {
       reply.header('access-control-allow-origin', origin);
       reply.header('vary', 'Origin');
       reply.header('access-control-allow-methods', 'GET, PATCH, OPTIONS');
-      reply.header('access-control-allow-headers', 'content-type, last-event-id');
+      reply.header('access-control-allow-headers', 'authorization, content-type, last-event-id');
+      // The page follows a failover to another JobMaster's origin and brings its cookie along.
+      reply.header('access-control-allow-credentials', 'true');
+    }
+    // A cluster with a secret asks it of every request but a CORS preflight (which carries none).
+    if (!security.authenticated || req.method === 'OPTIONS') return;
+    const given = httpCredentialOf(req.headers, req.url);
+    if (!security.accepts(given?.secret)) {
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer')
+        .send({ errors: [`${given ? 'wrong' : 'no'} cluster secret: send 'Authorization: Bearer <secret>' (security.auth.token-file), or open the dashboard link 'rebound local up' prints`] });
+    }
+    // A browser that opened the printed link keeps the secret in a cookie for its API calls
+    // and the live stream (EventSource cannot send headers). SameSite=Strict: another site's
+    // page never sends it.
+    if (given?.via === 'query') {
+      reply.header('set-cookie', `${AUTH_COOKIE}=${encodeURIComponent(given.secret)}; HttpOnly; SameSite=Strict; Path=/`);
     }
   });
   app.options('/*', async (_req, reply) => reply.code(204).send());
