@@ -65,8 +65,7 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in a browser', () => {
     // The page is served by the leader that is about to die.
     // As a person opens the link `local up` prints: ?token= once, a cookie from then on, also for
     // the other JobMaster the page moves to when this one dies.
-    const secret = cluster.security().httpHeaders().authorization!.slice('Bearer '.length);
-    await page.goto(`${leaderUrl}/?token=${secret}#/jobs/${jobId}`);
+    await page.goto(`${leaderUrl}/${cluster.security().dashboardQuery()}#/jobs/${jobId}`);
     await page.locator('[data-testid=dag-vertex]').nth(2).waitFor({ timeout: 30_000 });
     expect(await page.locator('[data-testid=leader-epoch]').textContent()).toBe(String(leader.epoch));
     await waitText(page, '[data-testid=connection]', (t) => t.startsWith('live'), 15_000);

@@ -46,8 +46,7 @@ describe('REST API', () => {
       expect((await http(url, { headers: { authorization: 'Bearer not-the-secret' } })).status, url).toBe(401);
     }
     // The printed dashboard link: ?token= opens it once and leaves an HttpOnly cookie behind.
-    const secret = cluster.security().httpHeaders().authorization!.slice('Bearer '.length);
-    const opened = await http(`${leader}/overview?token=${secret}`, { headers: none });
+    const opened = await http(`${leader}/overview${cluster.security().dashboardQuery()}`, { headers: none });
     expect(opened.status).toBe(200);
     const cookie = opened.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^rebound_token=[0-9a-f]+; HttpOnly; SameSite=Strict; Path=\/$/);

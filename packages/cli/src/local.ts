@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Configuration, ErrorCode, ReboundError, errorMessage, sleep, type ClusterOverview__Output } from '@rebound/core';
+import { ClusterSecurity, Configuration, ErrorCode, ReboundError, errorMessage, sleep, type ClusterOverview__Output } from '@rebound/core';
 import { readEndpoint, readLeader, type LeaderInfo } from '@rebound/ha';
 import { buildConfiguration, parseDynamicProperties } from './args.js';
 import { ClusterClient, clientConfiguration, clientOptionsFrom, type ClusterTarget } from './client.js';
@@ -131,14 +130,13 @@ async function startDaemons(
  */
 function dashboardLink(restUrl: string | undefined, config: Readonly<Record<string, string>>): string {
   if (!restUrl) return '-';
-  const tokenFile = config['security.auth.token-file'];
-  let secret = '';
+  let query = '';
   try {
-    secret = tokenFile ? readFileSync(tokenFile, 'utf8').trim() : '';
+    query = ClusterSecurity.of(Configuration.of({ ...config })).dashboardQuery();
   } catch {
-    // Unreadable here: the link without the token still names the page.
+    // The secret is unreadable from here: the link without it still names the page.
   }
-  return `${restUrl}/${secret ? `?token=${secret}` : ''}`;
+  return `${restUrl}/${query}`;
 }
 
 /** The work directory's cluster secret, created once (32 random bytes, hex, mode 0600). */

@@ -123,6 +123,11 @@ export class ClusterSecurity {
     return this.secret === undefined || (given !== undefined && sameSecret(given, this.secret));
   }
 
+  /** `?token=<secret>` for the dashboard link a person opens ('' without a secret). */
+  dashboardQuery(): string {
+    return this.secret === undefined ? '' : `?token=${encodeURIComponent(this.secret)}`;
+  }
+
   /** Headers an HTTP client of the REST API or /metrics sends (Prometheus: bearer token). */
   httpHeaders(): Record<string, string> {
     return this.secret === undefined ? {} : { authorization: `Bearer ${this.secret}` };
