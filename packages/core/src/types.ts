@@ -51,6 +51,7 @@ export type * from './generated/rebound/v1/ReleasePartitionsRequest.js';
 export type * from './generated/rebound/v1/ReleasePartitionsResponse.js';
 export type * from './generated/rebound/v1/ResultPartitionDeploymentDescriptor.js';
 export type * from './generated/rebound/v1/ResultPartitionId.js';
+export type * from './generated/rebound/v1/SealedEventFile.js';
 export type * from './generated/rebound/v1/SinkDescriptor.js';
 export type * from './generated/rebound/v1/SplitRequest.js';
 export type * from './generated/rebound/v1/SplitResponse.js';

@@ -1,7 +1,7 @@
 import { JobEventStoreCorruptError } from './errors.js';
 import { jobEventsDir, listEventFiles } from './format.js';
 import type { JobEventRecord, JobEventType } from './job-event.js';
-import { JobEventLogReader, type EventFileInfo, type ReplayCut, type StaleFile, type TornTail } from './job-event-log-reader.js';
+import { JobEventLogReader, type EventFileInfo, type ReplayCut, type SealedTail, type StaleFile, type TornTail } from './job-event-log-reader.js';
 
 export interface JobEventsSummary {
   directory: string;
@@ -14,6 +14,8 @@ export interface JobEventsSummary {
   discardedBytes: number;
   tornTails: TornTail[];
   staleFiles: StaleFile[];
+  /** Bytes a newer leader's seal excluded: appended by a JobMaster after it was deposed. */
+  sealedTails: SealedTail[];
   /** Set when reading stopped at a torn or corrupt record before the end of the log. */
   cut?: ReplayCut;
   /** Set when reading stopped at something a crash cannot explain. */
@@ -58,6 +60,7 @@ export async function dumpJobEvents(haDir: string, jobId: string): Promise<JobEv
       discardedBytes: r.discardedBytes,
       tornTails: r.tornTails,
       staleFiles: r.staleFiles,
+      sealedTails: r.sealedTails,
       ...(r.cut ? { cut: r.cut } : {}),
       ...(r.corruption ? { corruption: r.corruption } : {}),
     },
@@ -154,6 +157,9 @@ export function formatSummary(summary: JobEventsSummary): string {
   if (cut) lines.push(`${summary.cut!.expected ? '  cut:     ' : 'DAMAGED:   '}${cut}`);
   for (const s of summary.staleFiles) {
     lines.push(`  ignored:   ${s.file} of fenced epoch ${s.epoch}, written after epoch ${s.newerEpoch} (${s.bytes} bytes)`);
+  }
+  for (const t of summary.sealedTails) {
+    lines.push(`  sealed:    ${t.file} after ${t.length} bytes by ${t.sealedBy}: ${t.bytes} bytes a deposed JobMaster wrote, ignored`);
   }
   if (summary.corruption) {
     const c = summary.corruption;

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import {
   IllegalStateError,
   crc32c,
+  type SealedEventFile,
   ReboundError,
   errorMessage,
   fsyncDir,
@@ -25,7 +26,8 @@ import {
   type EventFileRef,
 } from './format.js';
 import { JOB_EVENT_TYPES, jobEventCodec, type JobEvent, type JobEventRecord } from './job-event.js';
-import { JobEventLogReader } from './job-event-log-reader.js';
+import { JobEventLogReader, type ReplayReport } from './job-event-log-reader.js';
+import { sealsOfReplay } from './seals.js';
 import type { JobEventStore } from './job-event-store.js';
 import { DEFAULT_JOB_EVENT_STORE_SETTINGS, jobEventStoreSettings, type JobEventStoreDurability } from './options.js';
 import { ProtoWriter } from './proto-codec.js';
@@ -151,6 +153,8 @@ export class FileSystemJobEventStore implements JobEventStore {
   private flushChain: Promise<void> = Promise.resolve();
   private flushQueued: Promise<void> | undefined;
   private file: CurrentFile | undefined;
+  /** Goes into the header of the next file this attempt creates (see sealHistory). */
+  private pendingSeal: SealedEventFile[] | undefined;
 
   private readonly counters = { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, flushes: 0, fsyncs: 0, filesCreated: 0 };
 
@@ -280,6 +284,33 @@ export class FileSystemJobEventStore implements JobEventStore {
     return this.requestFlush();
   }
 
+  /**
+   * Seals the earlier files at the lengths `replayed` read (see seals.ts): starts a new file
+   * whose header carries the seal and syncs it before resolving, so the seal is durable before
+   * this leader acts on what it replayed. Events written before this call go first, into the
+   * file they were meant for. Without earlier files there is nothing to seal.
+   */
+  sealHistory(replayed: ReplayReport): Promise<void> {
+    if (this.state !== 'running') return Promise.resolve();
+    if (this.readFiles.length === 0) return Promise.resolve();
+    this.sealBatch();
+    this.queue.push(CUT);
+    const seal = sealsOfReplay(replayed.files);
+    void this.requestFlush();
+    return this.enqueue(async () => {
+      if (this.state !== 'running') return;
+      this.pendingSeal = seal;
+      try {
+        const leaderEpoch = await this.options.currentLeaderEpoch();
+        if (leaderEpoch > this.epoch) return await this.fence(leaderEpoch);
+        await this.writeToFile([]);
+        await this.syncFile();
+      } catch (err) {
+        this.fail(err, 'cannot seal the job event log');
+      }
+    });
+  }
+
   /** Resolves once no flush is running or queued (for tests: waits without triggering one). */
   async idle(): Promise<void> {
     let chain: Promise<void>;
@@ -399,6 +430,7 @@ export class FileSystemJobEventStore implements JobEventStore {
 
   private async writeToFile(chunks: Buffer[]): Promise<void> {
     if (!this.file) chunks = [await this.openNewFile(), ...chunks];
+    if (chunks.length === 0) return;
     const file = this.file!;
     let total = 0;
     for (const c of chunks) total += c.length;
@@ -452,7 +484,9 @@ export class FileSystemJobEventStore implements JobEventStore {
           created_at_ms: this.clock.now(),
           file_index: index,
           payload_version: PAYLOAD_VERSION,
+          ...(this.pendingSeal ? { seals_earlier_files: true, sealed_files: this.pendingSeal } : {}),
         });
+        this.pendingSeal = undefined;
         this.logger.debug({ event: 'job-event-store.file', file: name }, 'job event file created');
         return header;
       } catch (err) {

@@ -15,6 +15,7 @@ import {
   readWrittenAt,
   type EventFileRef,
 } from './format.js';
+import { collectSeals, type FileSeal } from './seals.js';
 import {
   JOB_EVENT_TYPE_NAMES,
   jobEventCodec,
@@ -72,16 +73,34 @@ export interface StaleFile {
   bytes: number;
 }
 
+/** Bytes a newer leader's seal cut off a file: what a fenced predecessor appended after it was deposed. */
+export interface SealedTail {
+  file: string;
+  /** The sealed length: bytes from here on are not history. */
+  length: number;
+  bytes: number;
+  /** The file whose header holds the seal. */
+  sealedBy: string;
+}
+
 export interface EventFileInfo {
   file: string;
   bytes: number;
+  /**
+   * Bytes of the file that are the replayed history: up to the end of its last good record (0
+   * when nothing of it was replayed). What a new leader seals the file at.
+   */
+  historyBytes: number;
   /** Undefined when the header itself was torn. */
   epoch?: number;
   jobMasterId?: string;
   createdAtMs?: number;
   events: number;
-  /** 'discarded': not replayed because an earlier file has a torn or corrupt record (see ReplayCut). */
-  status: 'complete' | 'torn' | 'stale' | 'corrupt' | 'unread' | 'discarded';
+  /**
+   * 'discarded': not replayed because an earlier file has a torn or corrupt record (see ReplayCut);
+   * 'sealed': a newer leader sealed the whole file out (see SealedTail).
+   */
+  status: 'complete' | 'torn' | 'stale' | 'corrupt' | 'unread' | 'discarded' | 'sealed';
 }
 
 export interface ReplayReport {
@@ -98,6 +117,9 @@ export interface ReplayReport {
   /** Set when replay stopped before the end of the log. */
   cut?: ReplayCut;
   staleFiles: StaleFile[];
+  /** Bytes beyond a seal, per file: ignored, never replayed (see seals.ts). */
+  sealedTails: SealedTail[];
+  sealedBytes: number;
   corruption?: { file: string; offset: number; message: string };
 }
 
@@ -310,6 +332,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
   private pendingAt = 0;
   private readonly chunk: number;
   private readonly rep: ReplayReport;
+  private seals: Map<number, FileSeal> | undefined;
 
   constructor(
     readonly directory: string,
@@ -327,6 +350,8 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       discardedBytes: 0,
       tornTails: [],
       staleFiles: [],
+      sealedTails: [],
+      sealedBytes: 0,
     };
   }
 
@@ -338,6 +363,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       eventsPerType: { ...this.rep.eventsPerType },
       tornTails: [...this.rep.tornTails],
       staleFiles: [...this.rep.staleFiles],
+      sealedTails: [...this.rep.sealedTails],
       ...(this.rep.cut ? { cut: { ...this.rep.cut, laterFiles: [...this.rep.cut.laterFiles] } } : {}),
     };
   }
@@ -366,6 +392,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
     const out: JobEventRecord[] = [];
     try {
       if (this.deferred !== undefined) throw this.deferred;
+      this.seals ??= await collectSeals(this.directory, this.files);
       while (out.length === 0) {
         if (!this.current) {
           if (this.rep.cut && this.nextFile < this.files.length) await this.discardRest(this.rep.cut);
@@ -413,7 +440,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
         this.rep.corruption = { file: failure.file, offset: failure.offset, message: failure.detail };
       }
       for (let i = this.nextFile; i < this.files.length; i++) {
-        this.rep.files.push({ file: this.files[i]!.name, bytes: 0, events: 0, status: 'unread' });
+        this.rep.files.push({ file: this.files[i]!.name, bytes: 0, historyBytes: 0, events: 0, status: 'unread' });
       }
       this.nextFile = this.files.length;
       await this.closeCurrent().catch(() => {});
@@ -474,7 +501,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       const ref = this.files[this.nextFile]!;
       const records = await recordBytesOf(join(this.directory, ref.name));
       if (records === undefined) continue; // removed since listing: nothing was dropped
-      this.rep.files.push({ file: ref.name, bytes: records.size, events: 0, status: 'discarded' });
+      this.rep.files.push({ file: ref.name, bytes: records.size, historyBytes: 0, events: 0, status: 'discarded' });
       this.rep.bytes += records.size;
       this.rep.discardedBytes += records.size;
       cut.bytes += records.size;
@@ -496,10 +523,12 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
     }
     let keep = false;
     try {
-      const size = (await fh.stat()).size;
-      const info: EventFileInfo = { file: ref.name, bytes: size, events: 0, status: 'complete' };
+      const fileSize = (await fh.stat()).size;
+      const info: EventFileInfo = { file: ref.name, bytes: fileSize, historyBytes: 0, events: 0, status: 'complete' };
       this.rep.files.push(info);
-      this.rep.bytes += size;
+      this.rep.bytes += fileSize;
+      const size = this.applySeal(ref, info, fileSize);
+      if (info.status === 'sealed') return undefined;
       const file: OpenFile = { ref, path, fh, window: new FileWindow(fh, size, this.chunk), info, epoch: 0, pos: 0, need: 0 };
       const w = file.window;
       if (!(await w.ensure(0, FILE_PREFIX_BYTES))) {
@@ -555,12 +584,27 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       this.maxEpoch = header.epoch;
       file.epoch = header.epoch;
       file.pos = headerEnd;
+      info.historyBytes = headerEnd;
       w.readAhead(headerEnd);
       keep = true;
       return file;
     } finally {
       if (!keep) await fh.close();
     }
+  }
+
+  /**
+   * The bytes of a file the reader may look at: all of them, or up to a newer leader's seal. The
+   * rest is reported (never replayed, never a torn tail); 0 when the whole file is sealed out.
+   */
+  private applySeal(ref: EventFileRef, info: EventFileInfo, fileSize: number): number {
+    const seal = this.seals?.get(ref.index);
+    if (!seal || seal.length >= fileSize) return fileSize;
+    const bytes = fileSize - seal.length;
+    this.rep.sealedTails.push({ file: ref.name, length: seal.length, bytes, sealedBy: seal.sealedBy });
+    this.rep.sealedBytes += bytes;
+    if (seal.length === 0) info.status = 'sealed';
+    return seal.length;
   }
 
   /**
@@ -604,6 +648,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       throw this.corrupt(file, offset, `undecodable ${type} payload: ${errorMessage(err)}`, err);
     }
     file.pos = offset + frame;
+    file.info.historyBytes = file.pos;
     file.info.events++;
     this.rep.events++;
     this.rep.eventsPerType[type]++;

@@ -42,6 +42,8 @@ function emptyReport(): ReplayReport {
     discardedBytes: 0,
     tornTails: [],
     staleFiles: [],
+    sealedTails: [],
+    sealedBytes: 0,
   };
 }
 
@@ -84,6 +86,17 @@ export class JobEventManager {
   async flush(): Promise<void> {
     const store = this.store as Partial<{ flushNow(): Promise<void> }>;
     await store.flushNow?.();
+  }
+
+  /**
+   * Seals the log as `replayed` read it (see seals.ts): what a fenced predecessor appends from
+   * now on is never history. Resolves once the seal is on disk; a store that cannot write it is
+   * disabled (as for any write failure) rather than throwing.
+   */
+  async seal(replayed: ReplayReport): Promise<void> {
+    this.checkRunning('seal the event log');
+    const store = this.store as Partial<{ sealHistory(report: ReplayReport): Promise<void> }>;
+    await store.sealHistory?.(replayed);
   }
 
   async hasJobEvents(): Promise<boolean> {

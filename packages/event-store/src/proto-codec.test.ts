@@ -67,7 +67,16 @@ const initialized = fc.record(initializedFields, { requiredKeys: [] });
 const resetFields = { vertices: fc.array(fc.record({ vertex_id: str, subtask: int32 }, { requiredKeys: [] }), { maxLength: 20 }) };
 const reset = fc.record(resetFields, { requiredKeys: [] });
 
-const headerFields = { job_id: str, epoch: int64, jobmaster_id: str, created_at_ms: int64, file_index: int32, payload_version: int32 };
+const headerFields = {
+  job_id: str,
+  epoch: int64,
+  jobmaster_id: str,
+  created_at_ms: int64,
+  file_index: int32,
+  payload_version: int32,
+  seals_earlier_files: fc.boolean(),
+  sealed_files: fc.array(fc.record({ file_index: int32, length: int64 }, { requiredKeys: [] }), { maxLength: 5 }),
+};
 const header = fc.record(headerFields, { requiredKeys: [] });
 
 const generated: Array<[string, object]> = [

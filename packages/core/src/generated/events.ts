@@ -13,6 +13,7 @@ import type { JobEventFileHeader as _rebound_v1_JobEventFileHeader, JobEventFile
 import type { JobVertexInputInfo as _rebound_v1_JobVertexInputInfo, JobVertexInputInfo__Output as _rebound_v1_JobVertexInputInfo__Output } from './rebound/v1/JobVertexInputInfo.js';
 import type { OperatorCoordinatorSnapshot as _rebound_v1_OperatorCoordinatorSnapshot, OperatorCoordinatorSnapshot__Output as _rebound_v1_OperatorCoordinatorSnapshot__Output } from './rebound/v1/OperatorCoordinatorSnapshot.js';
 import type { ResultPartitionId as _rebound_v1_ResultPartitionId, ResultPartitionId__Output as _rebound_v1_ResultPartitionId__Output } from './rebound/v1/ResultPartitionId.js';
+import type { SealedEventFile as _rebound_v1_SealedEventFile, SealedEventFile__Output as _rebound_v1_SealedEventFile__Output } from './rebound/v1/SealedEventFile.js';
 import type { SubpartitionRange as _rebound_v1_SubpartitionRange, SubpartitionRange__Output as _rebound_v1_SubpartitionRange__Output } from './rebound/v1/SubpartitionRange.js';
 import type { TaskManagerLocation as _rebound_v1_TaskManagerLocation, TaskManagerLocation__Output as _rebound_v1_TaskManagerLocation__Output } from './rebound/v1/TaskManagerLocation.js';
 
@@ -34,6 +35,7 @@ export interface ProtoGrpcType {
       JobVertexInputInfo: MessageTypeDefinition<_rebound_v1_JobVertexInputInfo, _rebound_v1_JobVertexInputInfo__Output>
       OperatorCoordinatorSnapshot: MessageTypeDefinition<_rebound_v1_OperatorCoordinatorSnapshot, _rebound_v1_OperatorCoordinatorSnapshot__Output>
       ResultPartitionId: MessageTypeDefinition<_rebound_v1_ResultPartitionId, _rebound_v1_ResultPartitionId__Output>
+      SealedEventFile: MessageTypeDefinition<_rebound_v1_SealedEventFile, _rebound_v1_SealedEventFile__Output>
       SubpartitionRange: MessageTypeDefinition<_rebound_v1_SubpartitionRange, _rebound_v1_SubpartitionRange__Output>
       TaskManagerLocation: MessageTypeDefinition<_rebound_v1_TaskManagerLocation, _rebound_v1_TaskManagerLocation__Output>
     }

@@ -102,6 +102,12 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       report.reason = cut;
       this.context.addNote(`JobMaster failover: ${cut}`);
     }
+    // Before acting on the replayed history, make it the only one: what a deposed predecessor
+    // still appends to its open file is ignored by every later reader.
+    await events.seal(result.report);
+    if (result.report.sealedBytes > 0) {
+      this.logger.warn({ sealed: result.report.sealedTails }, 'ignored event bytes a deposed JobMaster wrote after an earlier takeover');
+    }
     try {
       await this.applyReplay(replayed, report);
     } catch (err) {

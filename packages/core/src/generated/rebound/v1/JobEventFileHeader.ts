@@ -1,5 +1,6 @@
 // Original file: proto/rebound/v1/events.proto
 
+import type { SealedEventFile as _rebound_v1_SealedEventFile, SealedEventFile__Output as _rebound_v1_SealedEventFile__Output } from '../../rebound/v1/SealedEventFile.js';
 import type { Long } from '@grpc/proto-loader';
 
 export interface JobEventFileHeader {
@@ -9,6 +10,8 @@ export interface JobEventFileHeader {
   'created_at_ms'?: (number | string | Long);
   'file_index'?: (number);
   'payload_version'?: (number);
+  'seals_earlier_files'?: (boolean);
+  'sealed_files'?: (_rebound_v1_SealedEventFile)[];
 }
 
 export interface JobEventFileHeader__Output {
@@ -18,4 +21,6 @@ export interface JobEventFileHeader__Output {
   'created_at_ms': (number);
   'file_index': (number);
   'payload_version': (number);
+  'seals_earlier_files': (boolean);
+  'sealed_files': (_rebound_v1_SealedEventFile__Output)[];
 }
