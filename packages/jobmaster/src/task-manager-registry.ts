@@ -1,4 +1,4 @@
-import { CHANNEL_OPTIONS, ClusterSecurity, PeriodicTask, loadProto, unary } from '@rebound/core';
+import { CHANNEL_OPTIONS, ClusterSecurity, PeriodicTask, PermissionDeniedError, loadProto, sameSecret, unary } from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -19,6 +19,8 @@ export interface RegisteredTaskManager {
   lastHeartbeatMs: number;
   readonly registeredAtMs: number;
   readonly client: TaskExecutorGatewayClient;
+  /** The session secret the TaskManager registered with; every call to or from it carries it. */
+  readonly session: string;
 }
 
 export interface TaskManagerRegistryListener {
@@ -66,8 +68,17 @@ export class TaskManagerRegistry {
   }
 
   register(req: RegisterTaskManagerRequest__Output): RegisterTaskManagerResponse {
+    if (!req.task_manager_id) throw new PermissionDeniedError('registration without a TaskManager id refused');
+    if (!req.session_id) throw new PermissionDeniedError(`registration of ${req.task_manager_id} without a session refused`);
     const existing = this.tms.get(req.task_manager_id);
     if (existing) {
+      const silentMs = this.clock.now() - existing.lastHeartbeatMs;
+      if (!sameSecret(existing.session, req.session_id) && silentMs <= this.heartbeatTimeoutMs) {
+        // Another party claims the id of a live TaskManager: evicting it would fail its tasks
+        // and drop its partitions. Once the real one is silent for the heartbeat timeout, the id is free.
+        this.logger.warn({ event: 'session.reject', method: 'RegisterTaskManager', taskManagerId: req.task_manager_id, address: req.address }, 'refused a registration under the id of a live TaskManager');
+        throw new PermissionDeniedError(`TaskManager ${req.task_manager_id} is registered and alive with another session; registration refused`);
+      }
       // A TaskManager registers again after it lost us; its tasks are gone, so are ours on it.
       this.remove(existing.id, 'registered again');
     }
@@ -81,6 +92,7 @@ export class TaskManagerRegistry {
       lastHeartbeatMs: now,
       registeredAtMs: now,
       client: new Ctor(req.address, this.security.channelCredentials(), this.security.channelOptions(CHANNEL_OPTIONS)),
+      session: req.session_id,
     };
     this.tms.set(tm.id, tm);
     this.logger.info({ taskManagerId: tm.id, address: tm.address, slots: tm.slots }, 'TaskManager registered');
@@ -96,6 +108,8 @@ export class TaskManagerRegistry {
   heartbeat(hb: TaskManagerHeartbeat__Output): HeartbeatResponse {
     const tm = this.tms.get(hb.task_manager_id);
     if (!tm) return { registered: false, epoch: this.epoch };
+    // A forged heartbeat must not keep a dead TaskManager's slots and partitions alive.
+    this.authenticate(hb.task_manager_id, hb.session_id, 'Heartbeat');
     tm.lastHeartbeatMs = this.clock.now();
     return { registered: true, epoch: this.epoch };
   }
@@ -117,6 +131,19 @@ export class TaskManagerRegistry {
     tm.client.close();
     this.logger.warn({ taskManagerId: tmId, reason }, 'TaskManager lost');
     this.listener.onTaskManagerLost(tmId, reason);
+  }
+
+  /**
+   * The registered TaskManager `tmId`, if `session` is the one it registered with; otherwise the
+   * call is refused (PERMISSION_DENIED) and logged. Nothing is changed either way.
+   */
+  authenticate(tmId: string, session: string, method: string): RegisteredTaskManager {
+    const tm = this.tms.get(tmId);
+    if (!tm || !sameSecret(tm.session, session)) {
+      this.logger.warn({ event: 'session.reject', method, taskManagerId: tmId, registered: tm !== undefined }, 'refused a call without the session of the TaskManager it names');
+      throw new PermissionDeniedError(`${method} refused: ${tm ? `the call does not carry the session of TaskManager ${tmId}` : `no TaskManager ${tmId} is registered`}`);
+    }
+    return tm;
   }
 
   get(tmId: string): RegisteredTaskManager | undefined {
