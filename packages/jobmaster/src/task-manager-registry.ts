@@ -1,4 +1,4 @@
-import { CHANNEL_OPTIONS, ClusterSecurity, PeriodicTask, PermissionDeniedError, loadProto, sameSecret, unary } from '@rebound/core';
+import { CHANNEL_OPTIONS, ClusterSecurity, PeriodicTask, PermissionDeniedError, errorMessage, loadProto, sameSecret, unary } from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -67,19 +67,31 @@ export class TaskManagerRegistry {
     this.tms.clear();
   }
 
-  register(req: RegisterTaskManagerRequest__Output): RegisterTaskManagerResponse {
+  /**
+   * Registers a TaskManager under the session it presents. An id registered with another session
+   * is taken over only when its TaskManager is gone: silent for the heartbeat timeout, or no longer
+   * answering HeartbeatFromJobManager with its session (it was restarted, a new process with a new
+   * session, or cannot be reached). Otherwise the registration is refused: another party claims
+   * the id of a live TaskManager, and evicting it would fail its tasks and drop its partitions.
+   * Synchronous unless such a check is needed.
+   */
+  async register(req: RegisterTaskManagerRequest__Output): Promise<RegisterTaskManagerResponse> {
     if (!req.task_manager_id) throw new PermissionDeniedError('registration without a TaskManager id refused');
     if (!req.session_id) throw new PermissionDeniedError(`registration of ${req.task_manager_id} without a session refused`);
     const existing = this.tms.get(req.task_manager_id);
-    if (existing) {
+    if (existing && !sameSecret(existing.session, req.session_id)) {
       const silentMs = this.clock.now() - existing.lastHeartbeatMs;
-      if (!sameSecret(existing.session, req.session_id) && silentMs <= this.heartbeatTimeoutMs) {
-        // Another party claims the id of a live TaskManager: evicting it would fail its tasks
-        // and drop its partitions. Once the real one is silent for the heartbeat timeout, the id is free.
+      if (silentMs <= this.heartbeatTimeoutMs && (await this.answersWithItsSession(existing))) {
         this.logger.warn({ event: 'session.reject', method: 'RegisterTaskManager', taskManagerId: req.task_manager_id, address: req.address }, 'refused a registration under the id of a live TaskManager');
         throw new PermissionDeniedError(`TaskManager ${req.task_manager_id} is registered and alive with another session; registration refused`);
       }
-      // A TaskManager registers again after it lost us; its tasks are gone, so are ours on it.
+      if (this.tms.get(req.task_manager_id) !== existing) {
+        // Another registration of the id got in while we asked; the TaskManager retries.
+        throw new PermissionDeniedError(`TaskManager ${req.task_manager_id} registered concurrently; registration refused`);
+      }
+    }
+    if (existing) {
+      // A TaskManager registers again after it lost us, or was restarted; its tasks are gone, so are ours on it.
       this.remove(existing.id, 'registered again');
     }
     const Ctor = loadProto().TaskExecutorGateway;
@@ -103,6 +115,17 @@ export class TaskManagerRegistry {
       heartbeat_interval_ms: this.heartbeatIntervalMs,
       heartbeat_timeout_ms: this.heartbeatTimeoutMs,
     };
+  }
+
+  /** Whether `tm` is still the process that registered: it answers with its session in time. */
+  private async answersWithItsSession(tm: RegisteredTaskManager): Promise<boolean> {
+    try {
+      await unary(tm.client, tm.client.HeartbeatFromJobManager, { epoch: this.epoch, session_id: tm.session }, Math.min(this.rpcTimeoutMs, this.heartbeatTimeoutMs));
+      return true;
+    } catch (err) {
+      this.logger.info({ taskManagerId: tm.id, address: tm.address, err: errorMessage(err) }, 'a registered TaskManager no longer answers with its session; its id is free');
+      return false;
+    }
   }
 
   heartbeat(hb: TaskManagerHeartbeat__Output): HeartbeatResponse {

@@ -45,6 +45,7 @@ describe('TaskExecutor session check', () => {
       ['ReleasePartitions', { epoch: 4, partitions: [] }],
       ['GetAndRetainPartitionsWithMetrics', { epoch: 4, job_id: 'j' }],
       ['DisconnectJob', { epoch: 4, job_id: 'j', release_partitions: true }],
+      ['HeartbeatFromJobManager', { epoch: 4 }],
     ];
     for (const [method, request] of forged) {
       expect(await call(handlers, method, { ...request, session_id: '' }), String(method)).toEqual({ code: ErrorCode.PERMISSION_DENIED });
@@ -53,6 +54,7 @@ describe('TaskExecutor session check', () => {
     // The leader, which knows the session, is served.
     expect(await call(handlers, 'ReleasePartitions', { epoch: 4, partitions: [], session_id: 'session-1' })).toEqual({ ok: { released: 0 } });
     expect(await call(handlers, 'CancelTask', { epoch: 4, execution, session_id: 'session-1' })).toEqual({ ok: { found: false } });
+    expect(await call(handlers, 'HeartbeatFromJobManager', { epoch: 4, session_id: 'session-1' })).toEqual({ ok: { task_manager_id: 'tm-1' } });
     // A deposed leader's epoch is still refused first as stale.
     expect(await call(handlers, 'ReleasePartitions', { epoch: 3, partitions: [], session_id: 'session-1' })).toEqual({ code: ErrorCode.STALE_EPOCH });
   });

@@ -131,6 +131,11 @@ export class TaskExecutor {
         this.stopRetentionTimer(req.job_id);
         return { partitions: this.store.listFinished(req.job_id) };
       }),
+      HeartbeatFromJobManager: handleUnary(async (req) => {
+        await this.checkEpoch('HeartbeatFromJobManager', req.epoch);
+        this.checkSession('HeartbeatFromJobManager', req.session_id);
+        return { task_manager_id: this.id };
+      }),
       DisconnectJob: handleUnary(async (req) => {
         await this.checkEpoch('DisconnectJob', req.epoch);
         this.checkSession('DisconnectJob', req.session_id);
