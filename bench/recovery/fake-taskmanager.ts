@@ -62,6 +62,7 @@ const unsupported = handleUnary<unknown, never>(() => {
 const handlers: TaskExecutorGatewayHandlers = {
   DeployTask: unsupported,
   CancelTask: unsupported,
+  HeartbeatFromJobManager: unsupported,
   DisconnectJob: handleUnary(() => ({})),
   ReleasePartitions: handleUnary((req) => ({ released: req.partitions.length })),
   GetAndRetainPartitionsWithMetrics: handleUnary(() => ({ partitions })),

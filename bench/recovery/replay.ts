@@ -329,7 +329,7 @@ async function recoverOnce(f: Fixture, fakes: readonly FakeTaskManager[], baseDi
     fineClock,
   );
   // Zero slots: after recovery the job must not deploy anything (nothing would run it).
-  for (const tm of fakes) registry.register({ task_manager_id: tm.id, address: tm.address, slots: 0, epoch, jobs_with_retained_partitions: [f.graph.job_id] });
+  for (const tm of fakes) registry.register({ task_manager_id: tm.id, address: tm.address, slots: 0, epoch, jobs_with_retained_partitions: [f.graph.job_id], session_id: `session-${tm.id}` });
   const events = new JobEventManager(
     new FileSystemJobEventStore({ haDir, jobId: f.graph.job_id, epoch, currentLeaderEpoch: () => epoch, config: f.config, clock: fineClock }),
     fineClock,
@@ -434,7 +434,7 @@ async function timeParts(f: Fixture, fakes: readonly FakeTaskManager[], baseDir:
   // The partition RPCs exactly as reconcilePartitions makes them (all TaskManagers at once).
   const registry = new TaskManagerRegistry(99, 'jm-parts', f.config, { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} }, silentLogger(), fineClock);
   const tms: RegisteredTaskManager[] = fakes.map((tm) => {
-    registry.register({ task_manager_id: tm.id, address: tm.address, slots: 0, epoch: 99, jobs_with_retained_partitions: [] });
+    registry.register({ task_manager_id: tm.id, address: tm.address, slots: 0, epoch: 99, jobs_with_retained_partitions: [], session_id: `session-${tm.id}` });
     return registry.get(tm.id)!;
   });
   t = performance.now();

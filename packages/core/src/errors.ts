@@ -10,6 +10,7 @@ export const ErrorCode = {
   STALE_EPOCH: 'STALE_EPOCH',
   EPOCH_UNCONFIRMED: 'EPOCH_UNCONFIRMED',
   UNAUTHENTICATED: 'UNAUTHENTICATED',
+  PERMISSION_DENIED: 'PERMISSION_DENIED',
   JOB_NOT_FOUND: 'JOB_NOT_FOUND',
   JOB_INVALID: 'JOB_INVALID',
   JOB_MODULE_INVALID: 'JOB_MODULE_INVALID',
@@ -35,6 +36,7 @@ const GRPC_STATUS_OF: Record<ErrorCode, grpc.status> = {
   STALE_EPOCH: grpc.status.FAILED_PRECONDITION,
   EPOCH_UNCONFIRMED: grpc.status.FAILED_PRECONDITION,
   UNAUTHENTICATED: grpc.status.UNAUTHENTICATED,
+  PERMISSION_DENIED: grpc.status.PERMISSION_DENIED,
   JOB_NOT_FOUND: grpc.status.NOT_FOUND,
   JOB_INVALID: grpc.status.INVALID_ARGUMENT,
   JOB_MODULE_INVALID: grpc.status.INVALID_ARGUMENT,
@@ -80,6 +82,17 @@ export class StaleEpochError extends ReboundError {
     readonly currentEpoch: number,
   ) {
     super(ErrorCode.STALE_EPOCH, `request from leader epoch ${epoch} rejected: epoch ${currentEpoch} is newer`);
+  }
+}
+
+/**
+ * An authenticated caller (it holds the cluster secret) asked for something only another party may
+ * do: report or steer an execution deployed to another TaskManager, take over a live
+ * TaskManager's id, or read partitions without the job's read capability.
+ */
+export class PermissionDeniedError extends ReboundError {
+  constructor(message: string) {
+    super(ErrorCode.PERMISSION_DENIED, message);
   }
 }
 

@@ -11,5 +11,6 @@ export * from './atomic-file.js';
 export * from './subpartition-bytes.js';
 export * from './types.js';
 export * from './security.js';
+export * from './session.js';
 export * from './job-state.js';
 export * from './crc32c.js';

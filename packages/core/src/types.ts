@@ -31,6 +31,8 @@ export type * from './generated/rebound/v1/JobArtifact.js';
 export type * from './generated/rebound/v1/JobEdge.js';
 export type * from './generated/rebound/v1/JobEventFileHeader.js';
 export type * from './generated/rebound/v1/JobGraph.js';
+export type * from './generated/rebound/v1/JobManagerHeartbeat.js';
+export type * from './generated/rebound/v1/JobManagerHeartbeatResponse.js';
 export type * from './generated/rebound/v1/JobMasterGateway.js';
 export type * from './generated/rebound/v1/JobStatus.js';
 export type * from './generated/rebound/v1/JobSummary.js';

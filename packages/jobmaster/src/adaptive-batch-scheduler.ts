@@ -224,6 +224,7 @@ export class AdaptiveBatchScheduler {
       sink_temp_file: sinkTemp,
       jobmaster_address: this.ctx.address,
       working_directory: this.jobGraph.working_directory,
+      partition_read_capability: this.ctx.partitionReadCapability ?? '',
     };
   }
 }

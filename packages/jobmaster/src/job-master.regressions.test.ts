@@ -56,7 +56,7 @@ describe('JobMaster regressions', () => {
     const config = Configuration.of({ 'heartbeat.timeout': '1 min', 'execution.batch.job-recovery.previous-worker.recovery.timeout': '0 ms', ...extraConfig });
     const registry = new TaskManagerRegistry(epoch, `jm-${epoch}`, config, { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} }, silentLogger(), systemClock);
     registries.push(registry);
-    for (const t of taskManagers) registry.register({ task_manager_id: t.id, address: t.address, slots: 8, epoch, jobs_with_retained_partitions: [JOB_ID] });
+    for (const t of taskManagers) registry.register({ task_manager_id: t.id, address: t.address, slots: 8, epoch, jobs_with_retained_partitions: [JOB_ID], session_id: `session-${t.id}` });
     const events = new JobEventManager(
       new FileSystemJobEventStore({ haDir, jobId: JOB_ID, epoch, jobMasterId: `jm-${epoch}`, currentLeaderEpoch: () => leaderEpoch, flushIntervalMs: 10 }),
       systemClock,

@@ -23,7 +23,7 @@ describe('JobMaster scheduling', () => {
     tms = [await fakeTaskManager(deployed), await fakeTaskManager(deployed)];
     const config = Configuration.of({ 'heartbeat.timeout': '1 min', 'restart-strategy.fixed-delay.delay': '0 ms' });
     registry = new TaskManagerRegistry(7, 'jm-test', config, { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} }, silentLogger(), systemClock);
-    tms.forEach((tm, i) => registry.register({ task_manager_id: `tm-${i}`, address: tm.address, slots: 2, epoch: 7, jobs_with_retained_partitions: [] }));
+    tms.forEach((tm, i) => registry.register({ task_manager_id: `tm-${i}`, address: tm.address, slots: 2, epoch: 7, jobs_with_retained_partitions: [], session_id: `session-${i}` }));
   });
 
   afterEach(async () => {

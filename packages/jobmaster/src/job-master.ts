@@ -31,6 +31,14 @@ import { applyCommit, sinkFinalFile, type CommitManifest } from './sink-committe
 import { RpcTaskExecutorGateway, type TaskExecutorGateway } from './task-executor-gateway.js';
 import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-registry.js';
 
+/**
+ * A TaskManager's report or request as the JobMaster sees it: the caller's session was checked
+ * by the leader (LeaderServices) before it got here.
+ */
+export type TaskExecutionUpdate = Omit<TaskExecutionState__Output, 'session_id'>;
+export type TaskSplitRequest = Omit<SplitRequest__Output, 'session_id' | 'task_manager_id'>;
+export type TaskCoordinationRequest = Omit<CoordinationRequest__Output, 'session_id' | 'task_manager_id'>;
+
 /** What the JobMaster needs from the leader process around it. */
 export interface JobMasterContext {
   readonly epoch: number;
@@ -58,6 +66,8 @@ export interface JobMasterContext {
   readonly previousLeaderLastHeardMs?: number;
   /** Recovery reports of earlier failovers, kept with the job. */
   readonly recoveries: RecoveryReport[];
+  /** The job's partition read capability, shipped in every deployment (unit tests run without one). */
+  readonly partitionReadCapability?: string;
   saveRecoveries(jobId: string, reports: readonly RecoveryReport[]): Promise<void>;
 }
 
@@ -176,7 +186,7 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     return ev && ev.attempt === id.attempt ? ev : undefined;
   }
 
-  onTaskExecutionState(update: TaskExecutionState__Output): void {
+  onTaskExecutionState(update: TaskExecutionUpdate): void {
     const ev = this.currentAttempt(update.execution);
     if (!ev || update.epoch !== this.ctx.epoch) {
       this.logger.debug({ execution: update.execution, epoch: update.epoch }, 'ignoring an update of a stale attempt');
@@ -226,7 +236,7 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     this.failover.onTaskManagerLost(tmId, reason);
   }
 
-  requestSplit(req: SplitRequest__Output): SplitResponse {
+  requestSplit(req: TaskSplitRequest): SplitResponse {
     if (req.epoch !== this.ctx.epoch || this.state !== 'RUNNING') {
       throw new ReboundError(ErrorCode.STALE_EPOCH, `split request of epoch ${req.epoch} to a JobMaster of epoch ${this.ctx.epoch}`);
     }
@@ -250,7 +260,7 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
   }
 
   /** A task's request to a user coordinator of its vertex. */
-  async handleCoordinationRequest(req: CoordinationRequest__Output): Promise<CoordinationResponse> {
+  async handleCoordinationRequest(req: TaskCoordinationRequest): Promise<CoordinationResponse> {
     if (req.epoch !== this.ctx.epoch || this.state !== 'RUNNING') {
       throw new ReboundError(ErrorCode.STALE_EPOCH, `coordination request of epoch ${req.epoch} to a JobMaster of epoch ${this.ctx.epoch}`);
     }

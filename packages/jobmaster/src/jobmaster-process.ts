@@ -75,10 +75,10 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       requireLeader().onTaskExecutionState(req);
       return { accepted: true };
     }),
-    RequestSplit: handleUnary((req) => requireLeader().job(req.execution?.job_id ?? '').requestSplit(req)),
-    SendCoordinationRequest: handleUnary((req) => requireLeader().job(req.execution?.job_id ?? '').handleCoordinationRequest(req)),
+    RequestSplit: handleUnary((req) => requireLeader().requestSplit(req)),
+    SendCoordinationRequest: handleUnary((req) => requireLeader().handleCoordinationRequest(req)),
     FetchJobArtifact: handleUnary(async (req) => {
-      const { bytes, digest } = await requireLeader().moduleBundle(req.job_id);
+      const { bytes, digest } = await requireLeader().fetchArtifact(req);
       return { module_bundle: bytes, digest };
     }),
   };

@@ -1,14 +1,19 @@
 import { readFile } from 'node:fs/promises';
-import { ErrorCode, JobNotFoundError, PeriodicTask, ReboundError, decodeMessage, encodeMessage, errorMessage } from '@rebound/core';
+import { ErrorCode, JobNotFoundError, PeriodicTask, ReboundError, decodeMessage, encodeMessage, errorMessage, newReadCapability } from '@rebound/core';
 import type {
   Clock,
   Configuration,
+  CoordinationRequest__Output,
+  CoordinationResponse,
+  FetchJobArtifactRequest__Output,
   JobGraph__Output,
   JobStatus,
   JobStatus__Output,
   JobSummary,
   Logger,
   RecoveryReport,
+  SplitRequest__Output,
+  SplitResponse,
   SubmitJobRequest__Output,
   TaskExecutionState__Output,
 } from '@rebound/core';
@@ -16,6 +21,7 @@ import { buildJob, loadJobModule } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager } from '@rebound/event-store';
 import { JobGraphStore, readCurrentEpoch } from '@rebound/ha';
 import { CrashPoints } from './crash-points.js';
+import { authorizeExecutionCall } from './execution-authorization.js';
 import type { JobModuleProbe } from './job-module-probe.js';
 import { JobMaster } from './job-master.js';
 import { applyCommit, type CommitManifest } from './sink-committer.js';
@@ -27,6 +33,11 @@ const FINAL_STATUS = 'final-status.pb';
 export const RECOVERIES_ATTACHMENT = 'recoveries.json';
 const RECOVERIES = RECOVERIES_ATTACHMENT;
 const LOAD_ATTEMPTS = 'load-attempts.json';
+/**
+ * Attachment holding the job's partition read capability: made by the first leader that runs the
+ * job, kept for every later one, so partitions written under one leader stay readable under the next.
+ */
+export const READ_CAPABILITY_ATTACHMENT = 'partition-read-capability';
 
 /**
  * Everything that exists only while this process leads: the TaskManager registry and a
@@ -209,6 +220,7 @@ export class LeaderServices {
         )
       : undefined;
     const recoveries = await this.loadRecoveries(graph.job_id);
+    const partitionReadCapability = await this.readCapability(graph.job_id);
     const job = new JobMaster(graph, operators, {
       epoch: this.epoch,
       jobmasterId: this.jobmasterId,
@@ -222,6 +234,7 @@ export class LeaderServices {
       electedAtMs: this.electedAtMs,
       previousLeaderLastHeardMs: this.previousLeaderLastHeardMs,
       recoveries,
+      partitionReadCapability,
       saveRecoveries: (jobId, reports) => this.store.putJobAttachment(jobId, RECOVERIES, JSON.stringify(reports)),
       saveCommitManifest: async (jobId, manifest) => {
         await this.store.putJobAttachment(jobId, COMMIT_MANIFEST, JSON.stringify(manifest));
@@ -236,6 +249,15 @@ export class LeaderServices {
     }
     this.jobs.set(graph.job_id, job);
     await job.start(takeover);
+  }
+
+  /** The job's partition read capability, made and stored on first use. */
+  private async readCapability(jobId: string): Promise<string> {
+    const stored = await this.store.getJobAttachment(jobId, READ_CAPABILITY_ATTACHMENT);
+    if (stored && stored.length > 0) return Buffer.from(stored).toString('utf8');
+    const made = newReadCapability();
+    await this.store.putJobAttachment(jobId, READ_CAPABILITY_ATTACHMENT, made);
+    return made;
   }
 
   private async loadRecoveries(jobId: string): Promise<RecoveryReport[]> {
@@ -264,7 +286,7 @@ export class LeaderServices {
     this.jobs.delete(job.jobId);
     for (const tm of this.registry.all()) {
       this.registry
-        .call(tm, (c) => c.DisconnectJob, { epoch: this.epoch, job_id: job.jobId, release_partitions: true })
+        .call(tm, (c) => c.DisconnectJob, { epoch: this.epoch, job_id: job.jobId, release_partitions: true, session_id: tm.session })
         .catch((err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'DisconnectJob failed'));
     }
   }
@@ -347,9 +369,31 @@ export class LeaderServices {
     return job;
   }
 
+  /** A TaskManager's UpdateTaskExecutionState: only from the TaskManager that holds the execution. */
   onTaskExecutionState(update: TaskExecutionState__Output): void {
-    const jobId = update.execution?.job_id ?? '';
-    this.liveJob(jobId)?.onTaskExecutionState(update);
+    const job = this.liveJob(update.execution?.job_id ?? '');
+    authorizeExecutionCall(this.registry, job, update, 'UpdateTaskExecutionState', this.logger);
+    job?.onTaskExecutionState(update);
+  }
+
+  /** A source reader's RequestSplit: only from the TaskManager that runs the reader. */
+  requestSplit(req: SplitRequest__Output): SplitResponse {
+    const job = this.job(req.execution?.job_id ?? '');
+    authorizeExecutionCall(this.registry, job, req, 'RequestSplit', this.logger);
+    return job.requestSplit(req);
+  }
+
+  /** A task's request to a user coordinator: only from the TaskManager that runs the task. */
+  handleCoordinationRequest(req: CoordinationRequest__Output): Promise<CoordinationResponse> {
+    const job = this.job(req.execution?.job_id ?? '');
+    authorizeExecutionCall(this.registry, job, req, 'SendCoordinationRequest', this.logger);
+    return job.handleCoordinationRequest(req);
+  }
+
+  /** A job's module bundle, for a registered TaskManager (with its session) only. */
+  async fetchArtifact(req: FetchJobArtifactRequest__Output): Promise<{ bytes: Buffer; digest: string }> {
+    this.registry.authenticate(req.task_manager_id, req.session_id, 'FetchJobArtifact');
+    return this.moduleBundle(req.job_id);
   }
 
   async moduleBundle(jobId: string): Promise<{ bytes: Buffer; digest: string }> {

@@ -24,23 +24,27 @@ export interface TaskExecutorGateway {
   disconnectJob(tm: RegisteredTaskManager, req: DisconnectJobRequest): Promise<DisconnectJobResponse__Output>;
 }
 
-/** The gateway of a running leader: gRPC through the registry's clients, with its deadline. */
+/**
+ * The gateway of a running leader: gRPC through the registry's clients, with its deadline. Every
+ * call carries the session the TaskManager registered with, which only the leaders it registered
+ * with know: a token holder cannot release, cancel or deploy in the leader's name.
+ */
 export class RpcTaskExecutorGateway implements TaskExecutorGateway {
   constructor(private readonly registry: TaskManagerRegistry) {}
 
   deployTask(tm: RegisteredTaskManager, tdd: TaskDeploymentDescriptor): Promise<DeployTaskResponse__Output> {
-    return this.registry.call(tm, (c) => c.DeployTask, tdd);
+    return this.registry.call(tm, (c) => c.DeployTask, { ...tdd, session_id: tm.session });
   }
   cancelTask(tm: RegisteredTaskManager, req: CancelTaskRequest): Promise<CancelTaskResponse__Output> {
-    return this.registry.call(tm, (c) => c.CancelTask, req);
+    return this.registry.call(tm, (c) => c.CancelTask, { ...req, session_id: tm.session });
   }
   releasePartitions(tm: RegisteredTaskManager, req: ReleasePartitionsRequest): Promise<ReleasePartitionsResponse__Output> {
-    return this.registry.call(tm, (c) => c.ReleasePartitions, req);
+    return this.registry.call(tm, (c) => c.ReleasePartitions, { ...req, session_id: tm.session });
   }
   getAndRetainPartitionsWithMetrics(tm: RegisteredTaskManager, req: GetPartitionsRequest): Promise<GetPartitionsResponse__Output> {
-    return this.registry.call(tm, (c) => c.GetAndRetainPartitionsWithMetrics, req);
+    return this.registry.call(tm, (c) => c.GetAndRetainPartitionsWithMetrics, { ...req, session_id: tm.session });
   }
   disconnectJob(tm: RegisteredTaskManager, req: DisconnectJobRequest): Promise<DisconnectJobResponse__Output> {
-    return this.registry.call(tm, (c) => c.DisconnectJob, req);
+    return this.registry.call(tm, (c) => c.DisconnectJob, { ...req, session_id: tm.session });
   }
 }

@@ -1,4 +1,4 @@
-import { CHANNEL_OPTIONS, ClusterSecurity, PeriodicTask, loadProto, unary } from '@rebound/core';
+import { CHANNEL_OPTIONS, ClusterSecurity, PeriodicTask, PermissionDeniedError, errorMessage, loadProto, sameSecret, unary } from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -19,6 +19,8 @@ export interface RegisteredTaskManager {
   lastHeartbeatMs: number;
   readonly registeredAtMs: number;
   readonly client: TaskExecutorGatewayClient;
+  /** The session secret the TaskManager registered with; every call to or from it carries it. */
+  readonly session: string;
 }
 
 export interface TaskManagerRegistryListener {
@@ -65,10 +67,31 @@ export class TaskManagerRegistry {
     this.tms.clear();
   }
 
-  register(req: RegisterTaskManagerRequest__Output): RegisterTaskManagerResponse {
+  /**
+   * Registers a TaskManager under the session it presents. An id registered with another session
+   * is taken over only when its TaskManager is gone: silent for the heartbeat timeout, or no longer
+   * answering HeartbeatFromJobManager with its session (it was restarted, a new process with a new
+   * session, or cannot be reached). Otherwise the registration is refused: another party claims
+   * the id of a live TaskManager, and evicting it would fail its tasks and drop its partitions.
+   * Synchronous unless such a check is needed.
+   */
+  async register(req: RegisterTaskManagerRequest__Output): Promise<RegisterTaskManagerResponse> {
+    if (!req.task_manager_id) throw new PermissionDeniedError('registration without a TaskManager id refused');
+    if (!req.session_id) throw new PermissionDeniedError(`registration of ${req.task_manager_id} without a session refused`);
     const existing = this.tms.get(req.task_manager_id);
+    if (existing && !sameSecret(existing.session, req.session_id)) {
+      const silentMs = this.clock.now() - existing.lastHeartbeatMs;
+      if (silentMs <= this.heartbeatTimeoutMs && (await this.answersWithItsSession(existing))) {
+        this.logger.warn({ event: 'session.reject', method: 'RegisterTaskManager', taskManagerId: req.task_manager_id, address: req.address }, 'refused a registration under the id of a live TaskManager');
+        throw new PermissionDeniedError(`TaskManager ${req.task_manager_id} is registered and alive with another session; registration refused`);
+      }
+      if (this.tms.get(req.task_manager_id) !== existing) {
+        // Another registration of the id got in while we asked; the TaskManager retries.
+        throw new PermissionDeniedError(`TaskManager ${req.task_manager_id} registered concurrently; registration refused`);
+      }
+    }
     if (existing) {
-      // A TaskManager registers again after it lost us; its tasks are gone, so are ours on it.
+      // A TaskManager registers again after it lost us, or was restarted; its tasks are gone, so are ours on it.
       this.remove(existing.id, 'registered again');
     }
     const Ctor = loadProto().TaskExecutorGateway;
@@ -81,6 +104,7 @@ export class TaskManagerRegistry {
       lastHeartbeatMs: now,
       registeredAtMs: now,
       client: new Ctor(req.address, this.security.channelCredentials(), this.security.channelOptions(CHANNEL_OPTIONS)),
+      session: req.session_id,
     };
     this.tms.set(tm.id, tm);
     this.logger.info({ taskManagerId: tm.id, address: tm.address, slots: tm.slots }, 'TaskManager registered');
@@ -93,9 +117,22 @@ export class TaskManagerRegistry {
     };
   }
 
+  /** Whether `tm` is still the process that registered: it answers with its session in time. */
+  private async answersWithItsSession(tm: RegisteredTaskManager): Promise<boolean> {
+    try {
+      await unary(tm.client, tm.client.HeartbeatFromJobManager, { epoch: this.epoch, session_id: tm.session }, Math.min(this.rpcTimeoutMs, this.heartbeatTimeoutMs));
+      return true;
+    } catch (err) {
+      this.logger.info({ taskManagerId: tm.id, address: tm.address, err: errorMessage(err) }, 'a registered TaskManager no longer answers with its session; its id is free');
+      return false;
+    }
+  }
+
   heartbeat(hb: TaskManagerHeartbeat__Output): HeartbeatResponse {
     const tm = this.tms.get(hb.task_manager_id);
     if (!tm) return { registered: false, epoch: this.epoch };
+    // A forged heartbeat must not keep a dead TaskManager's slots and partitions alive.
+    this.authenticate(hb.task_manager_id, hb.session_id, 'Heartbeat');
     tm.lastHeartbeatMs = this.clock.now();
     return { registered: true, epoch: this.epoch };
   }
@@ -117,6 +154,19 @@ export class TaskManagerRegistry {
     tm.client.close();
     this.logger.warn({ taskManagerId: tmId, reason }, 'TaskManager lost');
     this.listener.onTaskManagerLost(tmId, reason);
+  }
+
+  /**
+   * The registered TaskManager `tmId`, if `session` is the one it registered with; otherwise the
+   * call is refused (PERMISSION_DENIED) and logged. Nothing is changed either way.
+   */
+  authenticate(tmId: string, session: string, method: string): RegisteredTaskManager {
+    const tm = this.tms.get(tmId);
+    if (!tm || !sameSecret(tm.session, session)) {
+      this.logger.warn({ event: 'session.reject', method, taskManagerId: tmId, registered: tm !== undefined }, 'refused a call without the session of the TaskManager it names');
+      throw new PermissionDeniedError(`${method} refused: ${tm ? `the call does not carry the session of TaskManager ${tmId}` : `no TaskManager ${tmId} is registered`}`);
+    }
+    return tm;
   }
 
   get(tmId: string): RegisteredTaskManager | undefined {

@@ -53,7 +53,7 @@ describe('JobLeaderService', () => {
     // rpc.timeout and heartbeat.timeout of 30 s: without the switch, the hung heartbeat holds it that long.
     const config = Configuration.of({ 'rpc.timeout': '30 s', 'heartbeat.timeout': '30 s', 'high-availability.lease.poll-interval': '50 ms' });
     const service = new JobLeaderService(
-      { haDir, taskManagerId: 'tm-1', address: '127.0.0.1:1', slots: 1, config, logger: silentLogger(), clock: systemClock, running: () => [], retainedJobs: () => [] },
+      { haDir, taskManagerId: 'tm-1', sessionId: 'session-1', address: '127.0.0.1:1', slots: 1, config, logger: silentLogger(), clock: systemClock, running: () => [], retainedJobs: () => [] },
       { onLeaderElected: () => undefined, onJobMasterConnected: () => undefined, onJobMasterLost: (epoch, reason) => void lost.push(`${epoch}: ${reason}`) },
     );
     service.start();

@@ -54,6 +54,8 @@ export class JobLeaderService {
     private readonly opts: {
       haDir: string;
       taskManagerId: string;
+      /** This process's session secret: bound to taskManagerId at registration, carried by every later call. */
+      sessionId: string;
       address: string;
       slots: number;
       config: Configuration;
@@ -151,6 +153,7 @@ export class JobLeaderService {
           slots: this.opts.slots,
           epoch: c.leader.epoch,
           jobs_with_retained_partitions: this.opts.retainedJobs(),
+          session_id: this.opts.sessionId,
         }, this.rpcTimeoutMs, c.dropped.signal);
         if (this.conn !== c) return;
         c.registered = true;
@@ -170,6 +173,7 @@ export class JobLeaderService {
         task_manager_id: this.opts.taskManagerId,
         epoch: c.leader.epoch,
         running: this.opts.running(),
+        session_id: this.opts.sessionId,
       }, Math.min(this.rpcTimeoutMs, c.heartbeatTimeoutMs), c.dropped.signal);
       if (this.conn !== c) return;
       c.lastAckMs = this.opts.clock.now();
@@ -202,7 +206,7 @@ export class JobLeaderService {
         return;
       }
       try {
-        await unary(c.client, c.client.UpdateTaskExecutionState, update, this.rpcTimeoutMs);
+        await unary(c.client, c.client.UpdateTaskExecutionState, { ...update, session_id: this.opts.sessionId }, this.rpcTimeoutMs);
         return;
       } catch (err) {
         if (this.stopped) return;
@@ -217,7 +221,7 @@ export class JobLeaderService {
     if (!c || !c.registered || c.leader.epoch !== req.epoch) {
       throw new ReboundError(ErrorCode.UNAVAILABLE, 'the JobMaster that deployed this task is gone');
     }
-    return unary(c.client, c.client.RequestSplit, req, this.rpcTimeoutMs);
+    return unary(c.client, c.client.RequestSplit, { ...req, task_manager_id: this.opts.taskManagerId, session_id: this.opts.sessionId }, this.rpcTimeoutMs);
   }
 
   async sendCoordinationRequest(req: CoordinationRequest & { epoch: number }): Promise<CoordinationResponse__Output> {
@@ -225,13 +229,13 @@ export class JobLeaderService {
     if (!c || !c.registered || c.leader.epoch !== req.epoch) {
       throw new ReboundError(ErrorCode.UNAVAILABLE, 'the JobMaster that deployed this task is gone');
     }
-    return unary(c.client, c.client.SendCoordinationRequest, req, this.rpcTimeoutMs);
+    return unary(c.client, c.client.SendCoordinationRequest, { ...req, task_manager_id: this.opts.taskManagerId, session_id: this.opts.sessionId }, this.rpcTimeoutMs);
   }
 
   async fetchArtifact(jobId: string, epoch: number): Promise<{ bytes: Uint8Array; digest: string }> {
     const c = this.conn;
     if (!c || !c.registered) throw new ReboundError(ErrorCode.UNAVAILABLE, 'not connected to a JobMaster');
-    const res = await unary(c.client, c.client.FetchJobArtifact, { job_id: jobId, epoch }, Math.max(this.rpcTimeoutMs, 30_000));
+    const res = await unary(c.client, c.client.FetchJobArtifact, { job_id: jobId, epoch, task_manager_id: this.opts.taskManagerId, session_id: this.opts.sessionId }, Math.max(this.rpcTimeoutMs, 30_000));
     return { bytes: res.module_bundle, digest: res.digest };
   }
 }

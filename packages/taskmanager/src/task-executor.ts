@@ -1,9 +1,10 @@
-import { ClusterSecurity, Configuration, ErrorCode, ReboundError, attemptKey, errorMessage, handleUnary } from '@rebound/core';
+import { ClusterSecurity, Configuration, ErrorCode, PermissionDeniedError, ReboundError, attemptKey, errorMessage, handleUnary, sameSecret } from '@rebound/core';
 import type { Clock, Logger, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
 import type { EpochFence } from '@rebound/ha';
 import type { JobLeaderService } from './job-leader-service.js';
 import type { ModuleCache } from './module-cache.js';
 import { PartitionClientPool, type PartitionStore } from './partition/index.js';
+import type { ReadCapabilities } from './read-capabilities.js';
 import { InputPartitionNotFoundError, runTask } from './task.js';
 
 interface RunningTask {
@@ -36,6 +37,10 @@ export class TaskExecutor {
     private readonly clock: Clock,
     /** Confirms newer epochs with the HA service's leader record before it believes them. */
     private readonly fence: EpochFence,
+    /** This process's session secret: only leaders this TaskManager registered with know it. */
+    private readonly session: string,
+    /** The read capability of each job that ran here (checked by the PartitionService). */
+    private readonly readCapabilities: ReadCapabilities,
   ) {
     const security = ClusterSecurity.of(config);
     this.clients = new PartitionClientPool({ credentials: security.channelCredentials(), channelOptions: security.channelOptions() });
@@ -79,6 +84,18 @@ export class TaskExecutor {
   }
 
   /**
+   * The second half of fencing a JobMaster call: the epoch says the leader is current, the session
+   * says the caller is a leader at all. Only leaders this TaskManager registered with learned its
+   * session; a client that merely holds the cluster secret and guesses the current epoch (a
+   * small number) is refused here, before it can deploy, cancel, release or disconnect anything.
+   */
+  private checkSession(method: string, session: string): void {
+    if (sameSecret(this.session, session)) return;
+    this.logger.warn({ event: 'session.reject', method }, 'refused a JobMaster call without this TaskManager\'s session');
+    throw new PermissionDeniedError(`${method} refused: the call does not carry the session ${this.id} registered with`);
+  }
+
+  /**
    * A leader of `epoch` was elected: from now on calls of older leaders are refused, also on a
    * TaskManager the new leader has not called yet (the fence otherwise learns epochs from calls).
    */
@@ -90,11 +107,13 @@ export class TaskExecutor {
     return {
       DeployTask: handleUnary(async (tdd) => {
         await this.checkEpoch('DeployTask', tdd.epoch);
+        this.checkSession('DeployTask', tdd.session_id);
         this.deploy(tdd);
         return { accepted: true };
       }),
       CancelTask: handleUnary(async (req) => {
         await this.checkEpoch('CancelTask', req.epoch);
+        this.checkSession('CancelTask', req.session_id);
         const t = req.execution ? this.tasks.get(attemptKeyOf(req.execution, req.epoch)) : undefined;
         if (!t) return { found: false };
         t.canceledByJobMaster = true;
@@ -103,21 +122,30 @@ export class TaskExecutor {
       }),
       ReleasePartitions: handleUnary(async (req) => {
         await this.checkEpoch('ReleasePartitions', req.epoch);
+        this.checkSession('ReleasePartitions', req.session_id);
         return { released: await this.store.release(req.partitions) };
       }),
       GetAndRetainPartitionsWithMetrics: handleUnary(async (req) => {
         await this.checkEpoch('GetAndRetainPartitionsWithMetrics', req.epoch);
+        this.checkSession('GetAndRetainPartitionsWithMetrics', req.session_id);
         this.stopRetentionTimer(req.job_id);
         return { partitions: this.store.listFinished(req.job_id) };
       }),
+      HeartbeatFromJobManager: handleUnary(async (req) => {
+        await this.checkEpoch('HeartbeatFromJobManager', req.epoch);
+        this.checkSession('HeartbeatFromJobManager', req.session_id);
+        return { task_manager_id: this.id };
+      }),
       DisconnectJob: handleUnary(async (req) => {
         await this.checkEpoch('DisconnectJob', req.epoch);
+        this.checkSession('DisconnectJob', req.session_id);
         this.stopRetentionTimer(req.job_id);
         for (const t of this.tasks.values()) {
           if (t.tdd.execution?.job_id === req.job_id) t.controller.abort('job disconnected');
         }
         if (req.release_partitions) {
           const n = await this.store.releaseJob(req.job_id);
+          this.readCapabilities.forget(req.job_id);
           this.logger.info({ jobId: req.job_id, partitions: n }, 'released the partitions of a finished job');
         }
         this.recoveryEnabled.delete(req.job_id);
@@ -145,6 +173,7 @@ export class TaskExecutor {
     if (this.tasks.has(key)) return;
     const jobConfig = Configuration.of(tdd.config);
     this.recoveryEnabled.set(exec.job_id, jobConfig.getBoolean('execution.batch.job-recovery.enabled'));
+    this.readCapabilities.grant(exec.job_id, tdd.partition_read_capability);
     const task: RunningTask = { tdd, controller: new AbortController(), epoch: tdd.epoch, canceledByJobMaster: false };
     this.tasks.set(key, task);
     this.logger.info({ event: 'task.deploy', ...this.taskLog(tdd) }, 'task deployed');

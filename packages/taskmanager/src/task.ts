@@ -100,6 +100,7 @@ async function* readInput(env: TaskEnvironment, gate: InputGateDeploymentDescrip
         : readRemoteSubpartitions(env.clients.get(p.location.address), id, gate.subpartition_start, gate.subpartition_end, {
             timeoutMs,
             signal: env.signal,
+            readCapability: env.tdd.partition_read_capability,
           });
       for await (const batch of batches) yield batch;
     } catch (err) {

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { ClusterSecurity, HealthServices, HealthStatusManager, bindServer, loadHealthProto, loadProto, shutdownServer, systemClock } from '@rebound/core';
+import { ClusterSecurity, HealthServices, HealthStatusManager, bindServer, loadHealthProto, loadProto, newSessionSecret, shutdownServer, systemClock } from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
 import { EpochFence, publishEndpoint, readLeader, withdrawEndpoint } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
 import { createTaskManagerRegistry, startMetricsServer } from './metrics-server.js';
 import { ModuleCache } from './module-cache.js';
 import { PartitionStore, createPartitionServiceHandlers } from './partition/index.js';
+import { ReadCapabilities } from './read-capabilities.js';
 import { TaskExecutor } from './task-executor.js';
 
 export interface TaskManagerProcess {
@@ -36,7 +37,10 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
     clock: () => clock.now(),
   });
   const fence = new EpochFence(async () => (await readLeader(opts.haDir))?.epoch);
-  const executor = new TaskExecutor(opts.id, opts.slots, store, new ModuleCache(join(opts.dataDir, 'modules')), opts.config, logger, clock, fence);
+  // One session per process: a restarted TaskManager is a new party (its partitions are gone too).
+  const session = newSessionSecret();
+  const readCapabilities = new ReadCapabilities(logger);
+  const executor = new TaskExecutor(opts.id, opts.slots, store, new ModuleCache(join(opts.dataDir, 'modules')), opts.config, logger, clock, fence, session, readCapabilities);
 
   // "" is the process; the TaskExecutorGateway name reads SERVING only while a leader has it registered.
   const health = new HealthStatusManager({ [HealthServices.server]: 'NOT_SERVING', [HealthServices.taskExecutor]: 'NOT_SERVING' });
@@ -44,7 +48,9 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   const security = ClusterSecurity.of(opts.config);
   const server = new grpc.Server(security.serverOptions({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 }));
   server.addService(proto.TaskExecutorGateway.service, executor.handlers());
-  server.addService(proto.PartitionService.service, createPartitionServiceHandlers(store, opts.logger));
+  server.addService(proto.PartitionService.service, createPartitionServiceHandlers(store, opts.logger, {
+    checkReadCapability: (jobId, capability, partition) => readCapabilities.check(jobId, capability, partition),
+  }));
   server.addService(loadHealthProto().Health.service, health.handlers());
   const host = opts.config.getString('taskmanager.bind-host');
   const port = await bindServer(server, host, opts.config.getInt('taskmanager.port'), security.serverCredentials());
@@ -54,6 +60,7 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
     {
       haDir: opts.haDir,
       taskManagerId: opts.id,
+      sessionId: session,
       address,
       slots: opts.slots,
       config: opts.config,

@@ -15,6 +15,8 @@ import type { IOMetrics as _rebound_v1_IOMetrics, IOMetrics__Output as _rebound_
 import type { InputGateDeploymentDescriptor as _rebound_v1_InputGateDeploymentDescriptor, InputGateDeploymentDescriptor__Output as _rebound_v1_InputGateDeploymentDescriptor__Output } from './rebound/v1/InputGateDeploymentDescriptor.js';
 import type { JobEdge as _rebound_v1_JobEdge, JobEdge__Output as _rebound_v1_JobEdge__Output } from './rebound/v1/JobEdge.js';
 import type { JobGraph as _rebound_v1_JobGraph, JobGraph__Output as _rebound_v1_JobGraph__Output } from './rebound/v1/JobGraph.js';
+import type { JobManagerHeartbeat as _rebound_v1_JobManagerHeartbeat, JobManagerHeartbeat__Output as _rebound_v1_JobManagerHeartbeat__Output } from './rebound/v1/JobManagerHeartbeat.js';
+import type { JobManagerHeartbeatResponse as _rebound_v1_JobManagerHeartbeatResponse, JobManagerHeartbeatResponse__Output as _rebound_v1_JobManagerHeartbeatResponse__Output } from './rebound/v1/JobManagerHeartbeatResponse.js';
 import type { JobVertex as _rebound_v1_JobVertex, JobVertex__Output as _rebound_v1_JobVertex__Output } from './rebound/v1/JobVertex.js';
 import type { PartitionLocation as _rebound_v1_PartitionLocation, PartitionLocation__Output as _rebound_v1_PartitionLocation__Output } from './rebound/v1/PartitionLocation.js';
 import type { PartitionWithMetrics as _rebound_v1_PartitionWithMetrics, PartitionWithMetrics__Output as _rebound_v1_PartitionWithMetrics__Output } from './rebound/v1/PartitionWithMetrics.js';
@@ -48,6 +50,8 @@ export interface ProtoGrpcType {
       InputGateDeploymentDescriptor: MessageTypeDefinition<_rebound_v1_InputGateDeploymentDescriptor, _rebound_v1_InputGateDeploymentDescriptor__Output>
       JobEdge: MessageTypeDefinition<_rebound_v1_JobEdge, _rebound_v1_JobEdge__Output>
       JobGraph: MessageTypeDefinition<_rebound_v1_JobGraph, _rebound_v1_JobGraph__Output>
+      JobManagerHeartbeat: MessageTypeDefinition<_rebound_v1_JobManagerHeartbeat, _rebound_v1_JobManagerHeartbeat__Output>
+      JobManagerHeartbeatResponse: MessageTypeDefinition<_rebound_v1_JobManagerHeartbeatResponse, _rebound_v1_JobManagerHeartbeatResponse__Output>
       JobVertex: MessageTypeDefinition<_rebound_v1_JobVertex, _rebound_v1_JobVertex__Output>
       PartitionLocation: MessageTypeDefinition<_rebound_v1_PartitionLocation, _rebound_v1_PartitionLocation__Output>
       PartitionWithMetrics: MessageTypeDefinition<_rebound_v1_PartitionWithMetrics, _rebound_v1_PartitionWithMetrics__Output>

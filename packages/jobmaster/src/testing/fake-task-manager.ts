@@ -22,6 +22,7 @@ export async function fakeTaskManager(
       return { accepted: true };
     }),
     CancelTask: handleUnary(() => ({ found: true })),
+    HeartbeatFromJobManager: handleUnary(() => ({ task_manager_id: '' })),
     ReleasePartitions: handleUnary((r) => {
       retained.released.push(...r.partitions.map((p) => partitionKey(p)));
       return { released: r.partitions.length };

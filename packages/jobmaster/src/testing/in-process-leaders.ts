@@ -114,7 +114,7 @@ export class InProcessLeaders {
     for (const [tm, partitions] of opts.retained ?? []) gateway.retained.set(tm, partitions);
     for (const id of opts.taskManagers ?? ['tm-1']) {
       // Never dialed: every call goes through the fake gateway.
-      registry.register({ task_manager_id: id, address: '127.0.0.1:9', slots: opts.slots ?? 8, epoch, jobs_with_retained_partitions: [this.graph.job_id] });
+      registry.register({ task_manager_id: id, address: '127.0.0.1:9', slots: opts.slots ?? 8, epoch, jobs_with_retained_partitions: [this.graph.job_id], session_id: `session-${id}` });
     }
     const events = new JobEventManager(
       new FileSystemJobEventStore({

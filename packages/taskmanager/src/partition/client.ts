@@ -21,6 +21,8 @@ export interface ReadSubpartitionsOptions {
   timeoutMs: number;
   /** Cancels the read: the call is cancelled and the iteration ends with TASK_CANCELED. */
   signal?: AbortSignal;
+  /** The job's partition read capability (from the consumer's deployment); the producer requires it. */
+  readCapability?: string;
 }
 
 function cancelled(key: string): ReboundError {
@@ -47,6 +49,7 @@ export async function* readRemoteSubpartitions(
     partition_id: normalizePartitionId(id),
     subpartition_start: start,
     subpartition_end: end,
+    read_capability: options.readCapability ?? '',
   });
   let finished = false;
   const onAbort = (): void => call.cancel();

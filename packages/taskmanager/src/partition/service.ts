@@ -29,6 +29,8 @@ export function newPartitionServerMetrics(): PartitionServerMetrics {
 
 export interface PartitionServiceOptions {
   metrics?: PartitionServerMetrics;
+  /** Refuses a read (throws) whose request lacks the job's read capability (ReadCapabilities.check). */
+  checkReadCapability?: (jobId: string, capability: string, partition: string) => void;
 }
 
 type Call = grpc.ServerWritableStream<ReadSubpartitionsRequest__Output, PartitionChunk>;
@@ -73,6 +75,7 @@ export function createPartitionServiceHandlers(
     metrics.streamsActive++;
     let blocks = 0;
     try {
+      options.checkReadCapability?.(id.job_id, req.read_capability, key);
       const reader = store.openSubpartitionReader(id, req.subpartition_start, req.subpartition_end, { signal: ac.signal });
       for await (const payload of reader) {
         if (ac.signal.aborted) break;

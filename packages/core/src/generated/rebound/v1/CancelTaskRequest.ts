@@ -6,9 +6,11 @@ import type { Long } from '@grpc/proto-loader';
 export interface CancelTaskRequest {
   'epoch'?: (number | string | Long);
   'execution'?: (_rebound_v1_ExecutionAttemptId | null);
+  'session_id'?: (string);
 }
 
 export interface CancelTaskRequest__Output {
   'epoch': (number);
   'execution': (_rebound_v1_ExecutionAttemptId__Output | null);
+  'session_id': (string);
 }

@@ -8,6 +8,8 @@ export interface CoordinationRequest {
   'epoch'?: (number | string | Long);
   'operator_id'?: (string);
   'request_json'?: (string);
+  'task_manager_id'?: (string);
+  'session_id'?: (string);
 }
 
 export interface CoordinationRequest__Output {
@@ -15,4 +17,6 @@ export interface CoordinationRequest__Output {
   'epoch': (number);
   'operator_id': (string);
   'request_json': (string);
+  'task_manager_id': (string);
+  'session_id': (string);
 }

@@ -5,9 +5,13 @@ import type { Long } from '@grpc/proto-loader';
 export interface FetchJobArtifactRequest {
   'job_id'?: (string);
   'epoch'?: (number | string | Long);
+  'task_manager_id'?: (string);
+  'session_id'?: (string);
 }
 
 export interface FetchJobArtifactRequest__Output {
   'job_id': (string);
   'epoch': (number);
+  'task_manager_id': (string);
+  'session_id': (string);
 }

@@ -5,9 +5,11 @@ import type { Long } from '@grpc/proto-loader';
 export interface GetPartitionsRequest {
   'epoch'?: (number | string | Long);
   'job_id'?: (string);
+  'session_id'?: (string);
 }
 
 export interface GetPartitionsRequest__Output {
   'epoch': (number);
   'job_id': (string);
+  'session_id': (string);
 }

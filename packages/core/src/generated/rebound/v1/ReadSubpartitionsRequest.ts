@@ -6,10 +6,12 @@ export interface ReadSubpartitionsRequest {
   'partition_id'?: (_rebound_v1_ResultPartitionId | null);
   'subpartition_start'?: (number);
   'subpartition_end'?: (number);
+  'read_capability'?: (string);
 }
 
 export interface ReadSubpartitionsRequest__Output {
   'partition_id': (_rebound_v1_ResultPartitionId__Output | null);
   'subpartition_start': (number);
   'subpartition_end': (number);
+  'read_capability': (string);
 }

@@ -8,6 +8,7 @@ export interface RegisterTaskManagerRequest {
   'slots'?: (number);
   'epoch'?: (number | string | Long);
   'jobs_with_retained_partitions'?: (string)[];
+  'session_id'?: (string);
 }
 
 export interface RegisterTaskManagerRequest__Output {
@@ -16,4 +17,5 @@ export interface RegisterTaskManagerRequest__Output {
   'slots': (number);
   'epoch': (number);
   'jobs_with_retained_partitions': (string)[];
+  'session_id': (string);
 }

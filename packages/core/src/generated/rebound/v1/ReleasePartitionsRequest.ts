@@ -6,9 +6,11 @@ import type { Long } from '@grpc/proto-loader';
 export interface ReleasePartitionsRequest {
   'epoch'?: (number | string | Long);
   'partitions'?: (_rebound_v1_ResultPartitionId)[];
+  'session_id'?: (string);
 }
 
 export interface ReleasePartitionsRequest__Output {
   'epoch': (number);
   'partitions': (_rebound_v1_ResultPartitionId__Output)[];
+  'session_id': (string);
 }

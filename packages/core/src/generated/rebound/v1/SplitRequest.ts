@@ -8,6 +8,8 @@ export interface SplitRequest {
   'epoch'?: (number | string | Long);
   'operator_id'?: (string);
   'finished_split_ids'?: (string)[];
+  'task_manager_id'?: (string);
+  'session_id'?: (string);
 }
 
 export interface SplitRequest__Output {
@@ -15,4 +17,6 @@ export interface SplitRequest__Output {
   'epoch': (number);
   'operator_id': (string);
   'finished_split_ids': (string)[];
+  'task_manager_id': (string);
+  'session_id': (string);
 }

@@ -22,6 +22,8 @@ export interface TaskDeploymentDescriptor {
   'sink_temp_file'?: (string);
   'jobmaster_address'?: (string);
   'working_directory'?: (string);
+  'session_id'?: (string);
+  'partition_read_capability'?: (string);
 }
 
 export interface TaskDeploymentDescriptor__Output {
@@ -40,4 +42,6 @@ export interface TaskDeploymentDescriptor__Output {
   'sink_temp_file': (string);
   'jobmaster_address': (string);
   'working_directory': (string);
+  'session_id': (string);
+  'partition_read_capability': (string);
 }

@@ -15,6 +15,7 @@ export interface TaskExecutionState {
   'error_code'?: (string);
   'error_message'?: (string);
   'missing_partition'?: (_rebound_v1_ResultPartitionId | null);
+  'session_id'?: (string);
 }
 
 export interface TaskExecutionState__Output {
@@ -26,4 +27,5 @@ export interface TaskExecutionState__Output {
   'error_code': (string);
   'error_message': (string);
   'missing_partition': (_rebound_v1_ResultPartitionId__Output | null);
+  'session_id': (string);
 }

@@ -9,6 +9,8 @@ import type { DisconnectJobRequest as _rebound_v1_DisconnectJobRequest, Disconne
 import type { DisconnectJobResponse as _rebound_v1_DisconnectJobResponse, DisconnectJobResponse__Output as _rebound_v1_DisconnectJobResponse__Output } from '../../rebound/v1/DisconnectJobResponse.js';
 import type { GetPartitionsRequest as _rebound_v1_GetPartitionsRequest, GetPartitionsRequest__Output as _rebound_v1_GetPartitionsRequest__Output } from '../../rebound/v1/GetPartitionsRequest.js';
 import type { GetPartitionsResponse as _rebound_v1_GetPartitionsResponse, GetPartitionsResponse__Output as _rebound_v1_GetPartitionsResponse__Output } from '../../rebound/v1/GetPartitionsResponse.js';
+import type { JobManagerHeartbeat as _rebound_v1_JobManagerHeartbeat, JobManagerHeartbeat__Output as _rebound_v1_JobManagerHeartbeat__Output } from '../../rebound/v1/JobManagerHeartbeat.js';
+import type { JobManagerHeartbeatResponse as _rebound_v1_JobManagerHeartbeatResponse, JobManagerHeartbeatResponse__Output as _rebound_v1_JobManagerHeartbeatResponse__Output } from '../../rebound/v1/JobManagerHeartbeatResponse.js';
 import type { ReleasePartitionsRequest as _rebound_v1_ReleasePartitionsRequest, ReleasePartitionsRequest__Output as _rebound_v1_ReleasePartitionsRequest__Output } from '../../rebound/v1/ReleasePartitionsRequest.js';
 import type { ReleasePartitionsResponse as _rebound_v1_ReleasePartitionsResponse, ReleasePartitionsResponse__Output as _rebound_v1_ReleasePartitionsResponse__Output } from '../../rebound/v1/ReleasePartitionsResponse.js';
 import type { TaskDeploymentDescriptor as _rebound_v1_TaskDeploymentDescriptor, TaskDeploymentDescriptor__Output as _rebound_v1_TaskDeploymentDescriptor__Output } from '../../rebound/v1/TaskDeploymentDescriptor.js';
@@ -50,6 +52,15 @@ export interface TaskExecutorGatewayClient extends grpc.Client {
   getAndRetainPartitionsWithMetrics(argument: _rebound_v1_GetPartitionsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_GetPartitionsResponse__Output>): grpc.ClientUnaryCall;
   getAndRetainPartitionsWithMetrics(argument: _rebound_v1_GetPartitionsRequest, callback: grpc.requestCallback<_rebound_v1_GetPartitionsResponse__Output>): grpc.ClientUnaryCall;
   
+  HeartbeatFromJobManager(argument: _rebound_v1_JobManagerHeartbeat, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_JobManagerHeartbeatResponse__Output>): grpc.ClientUnaryCall;
+  HeartbeatFromJobManager(argument: _rebound_v1_JobManagerHeartbeat, metadata: grpc.Metadata, callback: grpc.requestCallback<_rebound_v1_JobManagerHeartbeatResponse__Output>): grpc.ClientUnaryCall;
+  HeartbeatFromJobManager(argument: _rebound_v1_JobManagerHeartbeat, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_JobManagerHeartbeatResponse__Output>): grpc.ClientUnaryCall;
+  HeartbeatFromJobManager(argument: _rebound_v1_JobManagerHeartbeat, callback: grpc.requestCallback<_rebound_v1_JobManagerHeartbeatResponse__Output>): grpc.ClientUnaryCall;
+  heartbeatFromJobManager(argument: _rebound_v1_JobManagerHeartbeat, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_JobManagerHeartbeatResponse__Output>): grpc.ClientUnaryCall;
+  heartbeatFromJobManager(argument: _rebound_v1_JobManagerHeartbeat, metadata: grpc.Metadata, callback: grpc.requestCallback<_rebound_v1_JobManagerHeartbeatResponse__Output>): grpc.ClientUnaryCall;
+  heartbeatFromJobManager(argument: _rebound_v1_JobManagerHeartbeat, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_JobManagerHeartbeatResponse__Output>): grpc.ClientUnaryCall;
+  heartbeatFromJobManager(argument: _rebound_v1_JobManagerHeartbeat, callback: grpc.requestCallback<_rebound_v1_JobManagerHeartbeatResponse__Output>): grpc.ClientUnaryCall;
+  
   ReleasePartitions(argument: _rebound_v1_ReleasePartitionsRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_ReleasePartitionsResponse__Output>): grpc.ClientUnaryCall;
   ReleasePartitions(argument: _rebound_v1_ReleasePartitionsRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rebound_v1_ReleasePartitionsResponse__Output>): grpc.ClientUnaryCall;
   ReleasePartitions(argument: _rebound_v1_ReleasePartitionsRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_ReleasePartitionsResponse__Output>): grpc.ClientUnaryCall;
@@ -70,6 +81,8 @@ export interface TaskExecutorGatewayHandlers extends grpc.UntypedServiceImplemen
   
   GetAndRetainPartitionsWithMetrics: grpc.handleUnaryCall<_rebound_v1_GetPartitionsRequest__Output, _rebound_v1_GetPartitionsResponse>;
   
+  HeartbeatFromJobManager: grpc.handleUnaryCall<_rebound_v1_JobManagerHeartbeat__Output, _rebound_v1_JobManagerHeartbeatResponse>;
+  
   ReleasePartitions: grpc.handleUnaryCall<_rebound_v1_ReleasePartitionsRequest__Output, _rebound_v1_ReleasePartitionsResponse>;
   
 }
@@ -79,5 +92,6 @@ export interface TaskExecutorGatewayDefinition extends grpc.ServiceDefinition {
   DeployTask: MethodDefinition<_rebound_v1_TaskDeploymentDescriptor, _rebound_v1_DeployTaskResponse, _rebound_v1_TaskDeploymentDescriptor__Output, _rebound_v1_DeployTaskResponse__Output>
   DisconnectJob: MethodDefinition<_rebound_v1_DisconnectJobRequest, _rebound_v1_DisconnectJobResponse, _rebound_v1_DisconnectJobRequest__Output, _rebound_v1_DisconnectJobResponse__Output>
   GetAndRetainPartitionsWithMetrics: MethodDefinition<_rebound_v1_GetPartitionsRequest, _rebound_v1_GetPartitionsResponse, _rebound_v1_GetPartitionsRequest__Output, _rebound_v1_GetPartitionsResponse__Output>
+  HeartbeatFromJobManager: MethodDefinition<_rebound_v1_JobManagerHeartbeat, _rebound_v1_JobManagerHeartbeatResponse, _rebound_v1_JobManagerHeartbeat__Output, _rebound_v1_JobManagerHeartbeatResponse__Output>
   ReleasePartitions: MethodDefinition<_rebound_v1_ReleasePartitionsRequest, _rebound_v1_ReleasePartitionsResponse, _rebound_v1_ReleasePartitionsRequest__Output, _rebound_v1_ReleasePartitionsResponse__Output>
 }

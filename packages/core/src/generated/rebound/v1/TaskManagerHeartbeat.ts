@@ -7,10 +7,12 @@ export interface TaskManagerHeartbeat {
   'task_manager_id'?: (string);
   'epoch'?: (number | string | Long);
   'running'?: (_rebound_v1_ExecutionAttemptId)[];
+  'session_id'?: (string);
 }
 
 export interface TaskManagerHeartbeat__Output {
   'task_manager_id': (string);
   'epoch': (number);
   'running': (_rebound_v1_ExecutionAttemptId__Output)[];
+  'session_id': (string);
 }
