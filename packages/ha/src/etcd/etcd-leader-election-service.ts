@@ -55,6 +55,11 @@ export class EtcdLeaderElectionService implements LeaderElection {
   private callbacks: Promise<void> = Promise.resolve();
   private lastHolder: string | undefined;
   private lastError: string | undefined;
+  /**
+   * Leases whose revocation failed (etcd unreachable). A restarted etcd extends every lease by its
+   * TTL, so one of them may keep an old leader key alive: revoked at the next campaign.
+   */
+  private readonly unrevoked = new Set<Lease>();
 
   constructor(o: EtcdLeaderElectionOptions) {
     this.conn = o.connection;
@@ -214,6 +219,7 @@ export class EtcdLeaderElectionService implements LeaderElection {
   private async campaignOnce(): Promise<void> {
     if (this.state !== 'running' || this.epoch !== undefined) return;
     await this.ensureWatch();
+    for (const old of [...this.unrevoked]) await this.revokeGiven(old);
     const key = this.conn.keys.leader;
     const lease = this.conn.lease(Math.max(1, Math.ceil(this.ttlMs / 1000)));
     lease.on('lost', () => undefined);
@@ -345,7 +351,9 @@ export class EtcdLeaderElectionService implements LeaderElection {
   private async revokeGiven(lease: Lease): Promise<void> {
     try {
       await this.conn.call('revoking the lease of', this.conn.keys.leader, () => lease.revoke(this.conn.callOptions()));
+      this.unrevoked.delete(lease);
     } catch (err) {
+      this.unrevoked.add(lease);
       lease.release();
       this.logger.debug({ err: errorMessage(err) }, 'could not revoke an etcd lease; it expires by itself');
     }
