@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ClusterSecurity, Configuration, ErrorCode, ReboundError, errorMessage, sleep, type ClusterOverview__Output } from '@rebound/core';
-import { createHash } from 'node:crypto';
 import { createHaServices, readEndpoint, type HighAvailabilityServices, type LeaderInfo } from '@rebound/ha';
 import { buildConfiguration, parseDynamicProperties } from './args.js';
 import { ClusterClient, clientConfiguration, clientOptionsFrom, type ClusterTarget } from './client.js';
@@ -215,11 +214,18 @@ export async function localUp(opts: LocalUpOptions, io: CliIo): Promise<number> 
     };
     await update(file);
     const ha = haServicesOfFile(workdir, file);
-    // Fails here, in one line, when etcd is unreachable, instead of after the startup timeout.
-    const previousEpoch = ha.type === 'etcd' ? ((await ha.getLeader().catch(async (err: unknown) => {
-      await ha.close();
-      throw err;
-    }))?.epoch ?? 0) : ((await ha.getLeader().catch(() => undefined))?.epoch ?? 0);
+    let previous: LeaderInfo | undefined;
+    try {
+      previous = await ha.getLeader();
+    } catch (err) {
+      // etcd unreachable: one line now, not a timeout after every daemon failed to start. A
+      // damaged leader.json is for the JobMasters to overwrite.
+      if (ha.type === 'etcd') {
+        await ha.close();
+        throw err;
+      }
+    }
+    const previousEpoch = previous?.epoch ?? 0;
     const started: SpawnedDaemon[] = [];
     const client = new ClusterClient(clusterTargetOf(workdir, file), clientOptionsFrom(clientConfiguration(clusterTargetOf(workdir, file))));
     try {
