@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ClusterSecurity, HealthServices, HealthStatusManager, bindServer, loadHealthProto, loadProto, newSessionSecret, shutdownServer, systemClock } from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
-import { EpochFence, publishEndpoint, readLeader, withdrawEndpoint } from '@rebound/ha';
+import { EpochFence, createHaServices, publishEndpoint, withdrawEndpoint, type HighAvailabilityServices } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
 import { createTaskManagerRegistry, startMetricsServer } from './metrics-server.js';
 import { ModuleCache } from './module-cache.js';
@@ -24,6 +24,8 @@ export interface TaskManagerProcessOptions {
   id: string;
   logger: Logger;
   clock?: Clock;
+  /** The HA services to use; by default created from `config` (`high-availability.type`) and closed with the process. */
+  ha?: HighAvailabilityServices;
 }
 
 /** A TaskManager process: TaskExecutorGateway and PartitionService on one gRPC server. */
@@ -36,7 +38,9 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
     logger: opts.logger,
     clock: () => clock.now(),
   });
-  const fence = new EpochFence(async () => (await readLeader(opts.haDir))?.epoch);
+  const ha = opts.ha ?? createHaServices(opts.config, opts.haDir);
+  const ownsHa = opts.ha === undefined;
+  const fence = new EpochFence(ha.leaderEpochSource());
   // One session per process: a restarted TaskManager is a new party (its partitions are gone too).
   const session = newSessionSecret();
   const readCapabilities = new ReadCapabilities(logger);
@@ -59,6 +63,7 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   const jobLeader = new JobLeaderService(
     {
       haDir: opts.haDir,
+      retrieval: ha.createLeaderRetrievalService(opts.logger.child({ component: 'JobLeaderService', taskManagerId: opts.id })),
       taskManagerId: opts.id,
       sessionId: session,
       address,
@@ -95,6 +100,7 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   } catch (err) {
     await shutdownServer(server);
     await store.close();
+    if (ownsHa) await ha.close();
     throw err;
   }
   const metricsServer = metrics;
@@ -114,6 +120,7 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
       await withdrawEndpoint(opts.haDir, opts.id).catch(() => undefined);
       await shutdownServer(server);
       await store.close();
+      if (ownsHa) await ha.close();
       logger.info('TaskManager stopped');
     },
   };

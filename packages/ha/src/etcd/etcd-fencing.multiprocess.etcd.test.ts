@@ -1,0 +1,128 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Configuration } from '@rebound/core';
+import { createHaServices } from '../ha-services-factory.js';
+import { type EtcdCluster, etcdAvailable, startEtcdCluster } from '../testing/etcd-cluster.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '../../../..');
+const script = join(here, '..', 'testing', 'etcd-contender.ts');
+
+const available = etcdAvailable();
+if (!available && process.env.CI) throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+
+/** One contender process on etcd; its stdout lines are kept and can be awaited. */
+class Contender {
+  readonly lines: string[] = [];
+  private readonly waiters: Array<() => void> = [];
+  readonly proc: ChildProcess;
+  private stderr = '';
+
+  constructor(
+    readonly id: string,
+    endpoints: string,
+    clusterId: string,
+    storageDir: string,
+  ) {
+    this.proc = spawn(process.execPath, ['--import', 'tsx', script, endpoints, clusterId, id, storageDir], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+    let buf = '';
+    this.proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      buf += chunk;
+      let nl: number;
+      while ((nl = buf.indexOf('\n')) >= 0) {
+        this.lines.push(buf.slice(0, nl));
+        buf = buf.slice(nl + 1);
+      }
+      for (const w of this.waiters.splice(0)) w();
+    });
+    this.proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      this.stderr += chunk;
+    });
+  }
+
+  async line(re: RegExp, from: number, timeoutMs: number): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.lines.slice(from).find((l) => re.test(l));
+      if (found) return found;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`${this.id}: no line matching ${re} within ${timeoutMs} ms; stdout=${JSON.stringify(this.lines)} stderr=${this.stderr}`);
+      await new Promise<void>((res) => {
+        const t = setTimeout(res, left);
+        this.waiters.push(() => {
+          clearTimeout(t);
+          res();
+        });
+      });
+    }
+  }
+
+  kill(): void {
+    this.proc.kill('SIGCONT');
+    this.proc.kill('SIGKILL');
+  }
+}
+
+describe.skipIf(!available)('etcd fencing across processes', () => {
+  let etcd: EtcdCluster;
+  let storage: string;
+  const procs: Contender[] = [];
+
+  beforeAll(async () => {
+    etcd = await startEtcdCluster({ members: 1 });
+    storage = await mkdtemp(join(tmpdir(), 'rebound-etcd-fencing-'));
+  });
+  afterAll(async () => {
+    for (const p of procs) p.kill();
+    await etcd?.stopAll();
+    if (storage) await rm(storage, { recursive: true, force: true });
+  });
+
+  it('a SIGSTOPped leader resumed after a new one was elected is revoked and cannot write', async () => {
+    const clusterId = `fencing-${process.pid}`;
+    const spawnContender = (id: string): Contender => {
+      const c = new Contender(id, etcd.endpointList, clusterId, storage);
+      procs.push(c);
+      return c;
+    };
+    const jmA = spawnContender('jm-a');
+    const granted = await jmA.line(/^GRANTED \d+$/, 0, 60_000);
+    const epochA = Number(granted.split(' ')[1]);
+    await jmA.line(/^STORED /, 0, 30_000);
+    const jmB = spawnContender('jm-b');
+    await jmB.line(/^STARTED$/, 0, 60_000);
+
+    jmA.proc.kill('SIGSTOP');
+    const grantedB = await jmB.line(/^GRANTED \d+$/, 0, 30_000);
+    const epochB = Number(grantedB.split(' ')[1]);
+    expect(epochB).toBeGreaterThan(epochA);
+
+    const seen = jmA.lines.length;
+    jmA.proc.kill('SIGCONT');
+    // A's own deadline passed while it was stopped: it steps down without being told.
+    await jmA.line(/^REVOKED /, seen, 30_000);
+    // And etcd refuses whatever it still tries to write under its old epoch.
+    jmA.proc.stdin!.write('WRITE\n');
+    const refused = await jmA.line(/^WRITE-/, seen, 30_000);
+    expect(refused).toMatch(new RegExp(`^WRITE-REFUSED .*epoch ${epochA} no longer leads`));
+    jmB.proc.stdin!.write('WRITE\n');
+    expect(await jmB.line(/^WRITE-/, 0, 30_000)).toBe('WRITE-OK');
+
+    const ha = createHaServices(
+      Configuration.of({ 'high-availability.type': 'etcd', 'high-availability.etcd.endpoints': etcd.endpointList, 'high-availability.cluster-id': clusterId }),
+      storage,
+    );
+    try {
+      expect(await ha.getLeader()).toMatchObject({ jobmasterId: 'jm-b', epoch: epochB });
+      const store = ha.jobGraphStore();
+      expect(await store.getJobAttachment(`job-jm-a-${epochA}`, 'written-by')).toBeUndefined();
+      expect(Buffer.from((await store.getJobAttachment(`job-jm-b-${epochB}`, 'written-by'))!).toString()).toBe('jm-b');
+    } finally {
+      await ha.close();
+    }
+  });
+});
