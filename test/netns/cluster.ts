@@ -30,6 +30,7 @@ import type { ClusterOverview__Output } from '@rebound/core';
 import { readLeader, type LeaderInfo } from '@rebound/ha';
 import { REBOUND_BIN, REPO_ROOT, TEST_CONFIG, TerminalStateError, parseTaskEvents, runRebound, waitFor, type CliResult, type TaskEvent } from '../harness.js';
 import { makeTempDir } from '../util.js';
+import { EtcdHosts } from './etcd.js';
 import { HostNetwork, mountInProcess, type Host } from './network.js';
 
 export interface NetnsClusterOptions {
@@ -40,6 +41,11 @@ export interface NetnsClusterOptions {
   readonly config?: Readonly<Record<string, string>>;
   /** How long start-up may take (default 60 s). */
   readonly startTimeoutMs?: number;
+  /**
+   * Members of an etcd cluster to start first, each on a host of its own, and use as the HA
+   * backend (`high-availability.type=etcd`); 0 or absent: file HA in the shared HA directory.
+   */
+  readonly etcdMembers?: number;
 }
 
 export interface NetnsProcess extends ClusterProcess {
@@ -48,6 +54,8 @@ export interface NetnsProcess extends ClusterProcess {
 
 export class NetnsCluster {
   readonly haDir: string;
+  /** Where job modules and event logs are (high-availability.storageDir: the HA directory here). */
+  readonly storageDir: string;
   private readonly procs = new Map<string, NetnsProcess>();
   private readonly hostsById = new Map<string, Host>();
   private readonly storageCut = new Set<string>();
@@ -60,8 +68,11 @@ export class NetnsCluster {
     readonly workdir: string,
     readonly config: Readonly<Record<string, string>>,
     private readonly slots: number,
+    /** The etcd cluster of the HA backend, when it is etcd. */
+    readonly etcd: EtcdHosts | undefined,
   ) {
     this.haDir = ClusterPaths.haDir(workdir);
+    this.storageDir = this.haDir;
   }
 
   static async start(opts: NetnsClusterOptions = {}): Promise<NetnsCluster> {
@@ -72,7 +83,21 @@ export class NetnsCluster {
     await mkdir(ClusterPaths.logsDir(workdir), { recursive: true });
     const config = { ...TEST_CONFIG, 'security.auth.token-file': secret, ...opts.config };
     const net = HostNetwork.create();
-    const cluster = new NetnsCluster(net, workdir, config, opts.slots ?? 2);
+    let etcd: EtcdHosts | undefined;
+    try {
+      if (opts.etcdMembers) {
+        etcd = await EtcdHosts.start(net, join(workdir, 'etcd'), opts.etcdMembers);
+        Object.assign(config, {
+          'high-availability.type': 'etcd',
+          'high-availability.etcd.endpoints': etcd.endpoints,
+          'high-availability.cluster-id': `netns-${process.pid}`,
+        });
+      }
+    } catch (err) {
+      net.destroy();
+      throw err;
+    }
+    const cluster = new NetnsCluster(net, workdir, config, opts.slots ?? 2, etcd);
     try {
       const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
       const jms = Array.from({ length: opts.jobmasters ?? 2 }, (_, i) => `jm-${i + 1}`);
@@ -295,6 +320,7 @@ export class NetnsCluster {
     await waitFor(() => alive.every((p) => !isProcessAlive(p.pid, p.id)), 10_000, 'the daemons to stop').catch(() => {
       for (const p of alive) if (isProcessAlive(p.pid, p.id)) signalProcess(p.pid, 'SIGKILL');
     });
+    this.etcd?.stop();
     this.net.destroy();
     const keep = opts.keepWorkdir || this.failed || process.env.REBOUND_KEEP_WORKDIR === '1';
     if (keep) process.stderr.write(`rebound netns test: keeping work directory ${this.workdir}\n`);

@@ -92,6 +92,23 @@ export class EtcdHosts {
     return r.status === 0;
   }
 
+  /** The name of the member that is the Raft leader now, if the members answering agree on one. */
+  raftLeader(): string | undefined {
+    const r = spawnSync('etcdctl', ['--endpoints', this.endpoints, '--command-timeout=2s', 'endpoint', 'status', '-w', 'json'], {
+      encoding: 'utf8',
+      timeout: 10_000,
+      env: { ...process.env, ETCDCTL_API: '3' },
+    });
+    let rows: { Endpoint?: string; Status?: { header?: { member_id?: number | string }; leader?: number | string } }[];
+    try {
+      rows = JSON.parse(r.stdout) as typeof rows;
+    } catch {
+      return undefined;
+    }
+    const row = rows.find((x) => x.Status?.header?.member_id !== undefined && String(x.Status.header.member_id) === String(x.Status.leader));
+    return this.members.find((m) => row?.Endpoint === `http://${m.host.ip}:${CLIENT_PORT}`)?.name;
+  }
+
   async waitHealthy(members: readonly EtcdMember[] = this.members, timeoutMs = 60_000): Promise<void> {
     await waitFor(() => members.every((m) => this.isHealthy(m)), timeoutMs, `etcd members ${members.map((m) => m.name).join(', ')} to be healthy (logs next to their data dirs)`, { intervalMs: 200 });
   }

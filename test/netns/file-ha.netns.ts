@@ -11,19 +11,16 @@ import {
   allSubtasks,
   deploymentsAfter,
   expectedHistogram,
-  finishedInLog,
   finishedOf,
   firstRecoveryAfter,
   histogramArgs,
   redeployedSubtasks,
   subtaskKey,
-  type FinishedExecution,
-  type SubtaskKey,
 } from '../recovery-util.js';
-import { dumpJobEvents } from '@rebound/event-store';
 import { diffMaps, readSinkOutput } from '../util.js';
 import { NetnsCluster, sharedDir } from './cluster.js';
 import { netnsUnavailableReason } from './network.js';
+import { finishedNow as finishedAt, startedVertices as started } from './scenario-util.js';
 
 const unavailable = netnsUnavailableReason();
 if (unavailable) process.stderr.write(`netns tests skipped: ${unavailable}\n`);
@@ -54,23 +51,8 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     await cluster?.stop({ keepWorkdir: suiteFailed(suite) });
   });
 
-  async function finishedNow(jobId: string, maxEpoch = Number.MAX_SAFE_INTEGER): Promise<Map<SubtaskKey, FinishedExecution>> {
-    const finished = finishedInLog(await dumpJobEvents(cluster.haDir, jobId));
-    for (const [k, f] of finished) if (f.attemptEpoch > maxEpoch) finished.delete(k);
-    return finished;
-  }
-
-  async function startedVertices(jobId: string) {
-    const s = await cluster.waitFor(
-      async () => {
-        const st = await cluster.status(jobId);
-        return st.vertices.length === 3 && st.vertices[0]!.parallelism > 0 ? st : undefined;
-      },
-      30_000,
-      `job ${jobId} to start`,
-    );
-    return { source: s.vertices[0]!, middle: s.vertices[1]! };
-  }
+  const finishedNow = (jobId: string, maxEpoch?: number) => finishedAt(cluster, jobId, maxEpoch);
+  const startedVertices = (jobId: string) => started(cluster, jobId);
 
   it('every daemon serves on its own host address, and a job reads partitions across hosts', async () => {
     const ips = new Set<string>();
