@@ -46,6 +46,11 @@ export interface NetnsClusterOptions {
    * backend (`high-availability.type=etcd`); 0 or absent: file HA in the shared HA directory.
    */
   readonly etcdMembers?: number;
+  /**
+   * Daemons that bind the wildcard address and advertise their host's address through
+   * jobmaster.rpc.address / taskmanager.host (the others bind their host's address itself).
+   */
+  readonly wildcardBind?: readonly string[];
 }
 
 export interface NetnsProcess extends ClusterProcess {
@@ -70,6 +75,7 @@ export class NetnsCluster {
     private readonly slots: number,
     /** The etcd cluster of the HA backend, when it is etcd. */
     readonly etcd: EtcdHosts | undefined,
+    private readonly wildcardBind: ReadonlySet<string>,
   ) {
     this.haDir = ClusterPaths.haDir(workdir);
     this.storageDir = this.haDir;
@@ -97,7 +103,7 @@ export class NetnsCluster {
       net.destroy();
       throw err;
     }
-    const cluster = new NetnsCluster(net, workdir, config, opts.slots ?? 2, etcd);
+    const cluster = new NetnsCluster(net, workdir, config, opts.slots ?? 2, etcd, new Set(opts.wildcardBind ?? []));
     try {
       const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
       const jms = Array.from({ length: opts.jobmasters ?? 2 }, (_, i) => `jm-${i + 1}`);
@@ -145,10 +151,11 @@ export class NetnsCluster {
     const outFile = ClusterPaths.outFile(this.workdir, id);
     const dataDir = role === 'taskmanager' ? ClusterPaths.dataDir(this.workdir, id) : undefined;
     if (dataDir) mkdirSync(dataDir, { recursive: true });
+    const wildcard = this.wildcardBind.has(id);
     const own: Record<string, string> =
       role === 'jobmaster'
-        ? { 'jobmaster.bind-host': host.ip, 'rest.bind-address': host.ip, 'rest.port': '0' }
-        : { 'taskmanager.bind-host': host.ip, 'metrics.port': '0' };
+        ? { 'jobmaster.bind-host': wildcard ? '0.0.0.0' : host.ip, ...(wildcard ? { 'jobmaster.rpc.address': host.ip } : {}), 'rest.bind-address': host.ip, 'rest.port': '0' }
+        : { 'taskmanager.bind-host': wildcard ? '0.0.0.0' : host.ip, ...(wildcard ? { 'taskmanager.host': host.ip } : {}), 'metrics.port': '0' };
     const args = [REBOUND_BIN, role, '--ha-dir', this.haDir, '--id', id, '--log-file', logFile];
     if (dataDir) args.push('--slots', String(this.slots), '--data-dir', dataDir);
     for (const [k, v] of Object.entries({ ...this.config, ...own, ...extra })) args.push('-D', `${k}=${v}`);

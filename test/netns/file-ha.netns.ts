@@ -38,6 +38,8 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
       jobmasters: 2,
       taskmanagers: 3,
       slots: 2,
+      // These two bind 0.0.0.0 in their namespace and advertise its address (jobmaster.rpc.address, taskmanager.host).
+      wildcardBind: ['jm-2', 'tm-3'],
       config: {
         'execution.batch.job-recovery.enabled': 'true',
         'execution.batch.job-recovery.previous-worker.recovery.timeout': '10 s',
