@@ -15,9 +15,10 @@ import {
   signalProcess,
   type ClusterProcess,
   type JobStatusJson,
+  withHaServices,
 } from '@rebound/cli';
 import { ClusterSecurity, Configuration, type ClusterOverview__Output } from '@rebound/core';
-import { readLeader, type LeaderInfo } from '@rebound/ha';
+import type { LeaderInfo } from '@rebound/ha';
 import { makeTempDir } from './util.js';
 import { parseTaskEvents, type TaskEvent } from '@rebound/chaos';
 
@@ -253,7 +254,8 @@ export class LocalCluster {
   }
 
   async leader(): Promise<LeaderInfo | undefined> {
-    return readLeader(this.haDir);
+    const file = await readClusterFile(this.workdir);
+    return withHaServices({ kind: 'cluster', workdir: this.workdir, haDir: resolve(this.workdir, file.haDir), file }, (ha) => ha.getLeader());
   }
 
   async processes(): Promise<readonly ClusterProcess[]> {

@@ -18,9 +18,10 @@ import {
   readClusterFile,
   signalProcess,
   type ClusterProcess,
+  withHaServices,
 } from '@rebound/cli';
 import type { JobStatus__Output } from '@rebound/core';
-import { readLeader, type LeaderInfo } from '@rebound/ha';
+import type { LeaderInfo } from '@rebound/ha';
 import { parseTaskEvents, type TaskEvent } from '@rebound/chaos';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -120,8 +121,9 @@ export class BenchCluster {
     }
   }
 
-  leader(): Promise<LeaderInfo | undefined> {
-    return readLeader(this.haDir);
+  async leader(): Promise<LeaderInfo | undefined> {
+    const file = await readClusterFile(this.workdir);
+    return withHaServices({ kind: 'cluster', workdir: this.workdir, haDir: resolve(this.workdir, file.haDir), file }, (ha) => ha.getLeader());
   }
 
   async processes(): Promise<readonly ClusterProcess[]> {

@@ -14,9 +14,10 @@ import {
   signalProcess,
   type ClusterProcess,
   type CliIo,
+  withHaServices,
 } from '@rebound/cli';
 import type { JobStatus__Output } from '@rebound/core';
-import { readLeader, type LeaderInfo } from '@rebound/ha';
+import type { LeaderInfo } from '@rebound/ha';
 import { ChaosError } from './errors.js';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -105,7 +106,8 @@ export class ChaosCluster {
   }
 
   async leader(): Promise<LeaderInfo | undefined> {
-    return readLeader(this.haDir).catch(() => undefined);
+    const file = await readClusterFile(this.workdir);
+    return withHaServices({ kind: 'cluster', workdir: this.workdir, haDir: resolve(this.workdir, file.haDir), file }, (ha) => ha.getLeader()).catch(() => undefined);
   }
 
   /** Sends a signal; for SIGKILL waits until the process is gone. Returns false if it was not running. */

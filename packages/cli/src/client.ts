@@ -15,7 +15,7 @@ import {
   type JobSummary__Output,
   type SubmitJobRequest,
 } from '@rebound/core';
-import { assertHaDirInitialized, readLeader } from '@rebound/ha';
+import { assertHaDirInitialized, createHaServices, type HighAvailabilityServices } from '@rebound/ha';
 import { DEFAULT_WORKDIR, readClusterFile, tryReadClusterFile, type ClusterFile } from './cluster-file.js';
 import { ClusterNotFoundError } from './errors.js';
 import { isProcessAlive } from './processes.js';
@@ -77,8 +77,27 @@ export async function resolveClusterTarget(
   const workdir = resolve(cwd, opts.cluster ?? DEFAULT_WORKDIR);
   const file = await readClusterFile(workdir);
   const haDir = resolve(workdir, file.haDir);
-  await assertHaDirInitialized(haDir);
-  return { kind: 'cluster', workdir, haDir, file };
+  const target: ClusterTarget = { kind: 'cluster', workdir, haDir, file };
+  await withHaServices(target, (ha) => ha.assertUsable());
+  return target;
+}
+
+/**
+ * The HA services a target's leader and jobs are found through: the backend its configuration
+ * names (a local cluster's cluster.json carries `high-availability.*`), else the file backend.
+ */
+export function haServicesOf(target: Exclude<ClusterTarget, { kind: 'address' }>): HighAvailabilityServices {
+  return createHaServices(clientConfiguration(target), target.haDir);
+}
+
+/** Runs `fn` with the target's HA services, closed afterwards (an etcd client would keep the process alive). */
+export async function withHaServices<T>(target: Exclude<ClusterTarget, { kind: 'address' }>, fn: (ha: HighAvailabilityServices) => Promise<T>): Promise<T> {
+  const ha = haServicesOf(target);
+  try {
+    return await fn(ha);
+  } finally {
+    await ha.close();
+  }
 }
 
 /** The HA directory of a target, for commands that read it directly (`rebound events`). */
@@ -144,6 +163,7 @@ export class ClusterClient {
   private readonly stubs = new Map<string, DispatcherClient>();
   private leader: LeaderAddress | undefined;
   private closed = false;
+  private ha: HighAvailabilityServices | undefined;
 
   constructor(
     readonly target: ClusterTarget,
@@ -194,6 +214,8 @@ export class ClusterClient {
     this.closed = true;
     for (const stub of this.stubs.values()) stub.close();
     this.stubs.clear();
+    void this.ha?.close();
+    this.ha = undefined;
   }
 
   private async call<Res>(what: string, invoke: (stub: DispatcherClient, timeoutMs: number) => Promise<Res>, opts: CallOptions = {}): Promise<Res> {
@@ -224,9 +246,10 @@ export class ClusterClient {
       this.leader ??= { address: this.target.address };
       return this.leader;
     }
-    const info = await readLeader(this.target.haDir);
+    this.ha ??= haServicesOf(this.target);
+    const info = await this.ha.getLeader();
     if (!info) {
-      throw new ReboundError(ErrorCode.LEADER_NOT_FOUND, `no JobMaster has written ${this.target.haDir}/leader.json yet`);
+      throw new ReboundError(ErrorCode.LEADER_NOT_FOUND, `no JobMaster leader is recorded in ${this.ha.describe()} yet`);
     }
     const next: LeaderAddress = { address: info.address, epoch: info.epoch, jobmasterId: info.jobmasterId };
     const prev = this.leader;

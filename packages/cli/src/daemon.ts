@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ErrorCode, ReboundError, createLogger, errorMessage, newInstanceId, type Configuration, type Logger } from '@rebound/core';
-import { assertHaDirInitialized } from '@rebound/ha';
+import { createHaServices } from '@rebound/ha';
 import { buildConfiguration } from './args.js';
 import { formatDurationMs } from './format.js';
 import type { ProcessRole } from './cluster-file.js';
@@ -214,11 +214,24 @@ async function runDaemon(role: ProcessRole, opts: DaemonOptions, config: Configu
   });
 }
 
+async function assertHaUsable(config: Configuration, haDir: string): Promise<void> {
+  const ha = createHaServices(config, haDir);
+  try {
+    await ha.assertUsable();
+  } finally {
+    await ha.close();
+  }
+}
+
 export async function runJobMaster(opts: DaemonOptions, io: CliIo): Promise<number> {
   const config = buildConfiguration(opts);
   const haDir = resolve(io.cwd, opts.haDir);
   const { startJobMasterProcess } = await import('@rebound/jobmaster');
-  return runDaemon('jobmaster', opts, config, io, (id, logger) => startJobMasterProcess({ haDir, config, id, logger }));
+  return runDaemon('jobmaster', opts, config, io, async (id, logger) => {
+    // etcd unreachable: one line naming the endpoints now, not a JobMaster that never leads.
+    if (config.getString('high-availability.type') === 'etcd') await assertHaUsable(config, haDir);
+    return startJobMasterProcess({ haDir, config, id, logger });
+  });
 }
 
 export async function runTaskManager(opts: TaskManagerOptions, io: CliIo): Promise<number> {
@@ -227,7 +240,7 @@ export async function runTaskManager(opts: TaskManagerOptions, io: CliIo): Promi
   const dataDir = resolve(io.cwd, opts.dataDir);
   const { startTaskManagerProcess } = await import('@rebound/taskmanager');
   return runDaemon('taskmanager', opts, config, io, async (id, logger) => {
-    await assertHaDirInitialized(haDir);
+    await assertHaUsable(config, haDir);
     return startTaskManagerProcess({ haDir, dataDir, slots: opts.slots, config, id, logger });
   });
 }

@@ -26,7 +26,7 @@ export async function runEvents(opts: EventsOptions, io: CliIo): Promise<number>
   const haDir = await eventsHaDir(opts, io);
   const jobDir = HaPaths.jobDir(haDir, jobId);
   if (!(await stat(jobDir).then((s) => s.isDirectory(), () => false))) {
-    throw new ReboundError(ErrorCode.JOB_NOT_FOUND, `no job ${jobId} in the HA directory ${haDir}; run 'rebound list' to see the jobs`);
+    throw new ReboundError(ErrorCode.JOB_NOT_FOUND, `no job ${jobId} in ${haDir}; run 'rebound list' to see the jobs`);
   }
   const { dumpJobEvents, formatEventLine, formatSummary } = await import('@rebound/event-store');
   const dump = await dumpJobEvents(haDir, jobId);

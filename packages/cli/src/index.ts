@@ -7,6 +7,8 @@ export {
   resolveClusterTarget,
   clientConfiguration,
   clientOptionsFrom,
+  haServicesOf,
+  withHaServices,
   type ClusterTarget,
   type ClusterTargetOptions,
   type ClusterClientOptions,

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { OPTIONS } from '@rebound/core';
-import { resolveClusterTarget } from './client.js';
+import { haServicesOf, resolveClusterTarget } from './client.js';
 import { readClusterFile } from './cluster-file.js';
 import { renderTable } from './format.js';
 import { printJson, printLines, type CliIo } from './io.js';
@@ -73,9 +73,15 @@ async function clusterConfig(rows: readonly OptionRow[], workdir: string, json: 
   return 0;
 }
 
-/** The HA directory of `rebound events`: --ha-dir, else that of the local cluster. */
+/**
+ * Where `rebound events` reads job event logs: --ha-dir, else the local cluster's
+ * `high-availability.storageDir` (its HA directory unless configured otherwise).
+ */
 export async function eventsHaDir(opts: { readonly haDir?: string; readonly cluster?: string }, io: CliIo): Promise<string> {
   if (opts.haDir) return resolve(io.cwd, opts.haDir);
   const target = await resolveClusterTarget({ ...(opts.cluster ? { cluster: opts.cluster } : {}) }, io.cwd);
-  return target.kind === 'address' ? '' : target.haDir;
+  if (target.kind === 'address') return '';
+  const ha = haServicesOf(target);
+  await ha.close();
+  return ha.storageDir;
 }

@@ -1,6 +1,5 @@
 import { ErrorCode, HealthServices, ReboundError, checkHealth } from '@rebound/core';
-import { readLeader } from '@rebound/ha';
-import { ClusterClient, clientConfiguration, clientOptionsFrom, resolveClusterTarget, type ClusterTargetOptions } from './client.js';
+import { ClusterClient, clientConfiguration, clientOptionsFrom, resolveClusterTarget, withHaServices, type ClusterTarget, type ClusterTargetOptions } from './client.js';
 import { formatTimestamp } from './format.js';
 import { printJson, printLines, type CliIo } from './io.js';
 
@@ -29,11 +28,19 @@ export interface LeaderReport {
   readonly serving: boolean;
 }
 
-async function reportFromHaDir(haDir: string, timeoutMs: number): Promise<LeaderReport> {
-  const info = await readLeader(haDir);
-  if (!info) {
-    throw new ReboundError(ErrorCode.LEADER_NOT_FOUND, `no JobMaster has been elected in ${haDir} yet (no leader.json); is a JobMaster running with --ha-dir ${haDir}?`);
-  }
+async function reportFromHa(target: Exclude<ClusterTarget, { kind: 'address' }>, timeoutMs: number): Promise<LeaderReport> {
+  const info = await withHaServices(target, async (ha) => {
+    const found = await ha.getLeader();
+    if (!found) {
+      throw new ReboundError(
+        ErrorCode.LEADER_NOT_FOUND,
+        ha.type === 'file'
+          ? `no JobMaster has been elected in ${target.haDir} yet (no leader.json); is a JobMaster running with --ha-dir ${target.haDir}?`
+          : `no JobMaster has been elected in ${ha.describe()} yet; is a JobMaster running with the same high-availability.etcd.endpoints and high-availability.cluster-id?`,
+      );
+    }
+    return found;
+  });
   const status = await checkHealth(info.address, HealthServices.dispatcher, timeoutMs).catch(() => undefined);
   return { id: info.jobmasterId, address: info.address, epoch: info.epoch, electedAtMs: info.electedAtMs, serving: status === 'SERVING' };
 }
@@ -62,7 +69,7 @@ export async function leader(opts: LeaderOptions, io: CliIo): Promise<number> {
       client.close();
     }
   } else {
-    report = await reportFromHaDir(target.haDir, opts.timeoutMs);
+    report = await reportFromHa(target, opts.timeoutMs);
   }
   if (opts.idOnly) printLines(io.stdout, [report.id]);
   else if (opts.json) printJson(io.stdout, report);

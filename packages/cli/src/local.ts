@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ClusterSecurity, Configuration, ErrorCode, ReboundError, errorMessage, sleep, type ClusterOverview__Output } from '@rebound/core';
-import { readEndpoint, readLeader, type LeaderInfo } from '@rebound/ha';
+import { createHash } from 'node:crypto';
+import { createHaServices, readEndpoint, type HighAvailabilityServices, type LeaderInfo } from '@rebound/ha';
 import { buildConfiguration, parseDynamicProperties } from './args.js';
 import { ClusterClient, clientConfiguration, clientOptionsFrom, type ClusterTarget } from './client.js';
 import {
@@ -37,13 +38,48 @@ function clusterTargetOf(workdir: string, file: ClusterFile): ClusterTarget {
   return { kind: 'cluster', workdir, haDir: resolve(workdir, file.haDir), file };
 }
 
-/** Polls leader.json until a leader newer than `afterEpoch` and (if given) one of `ids` leads. */
-async function waitForLeader(haDir: string, deadline: number, accept: (l: LeaderInfo) => boolean): Promise<LeaderInfo> {
+/** The HA services of a local cluster (its cluster.json names the backend); closed by the caller. */
+function haServicesOfFile(workdir: string, file: ClusterFile): HighAvailabilityServices {
+  let config = Configuration.empty();
+  try {
+    config = Configuration.of({ ...file.config });
+  } catch {
+    // A cluster.json edited by hand with a bad value: the daemons reject it; look with defaults.
+  }
+  return createHaServices(config, resolve(workdir, file.haDir));
+}
+
+async function withLocalHa<T>(workdir: string, file: ClusterFile, fn: (ha: HighAvailabilityServices) => Promise<T>): Promise<T> {
+  const ha = haServicesOfFile(workdir, file);
+  try {
+    return await fn(ha);
+  } finally {
+    await ha.close();
+  }
+}
+
+/**
+ * A local cluster on etcd gets a key namespace of its own unless one is configured: derived from
+ * the work directory, so `local down` then `local up` in the same directory finds its jobs again.
+ */
+function localClusterId(workdir: string): string {
+  return `local-${createHash('sha256').update(workdir).digest('hex').slice(0, 12)}`;
+}
+
+/** Polls the leader record until a leader newer than `afterEpoch` and (if given) one of `ids` leads. */
+async function waitForLeader(ha: HighAvailabilityServices, deadline: number, accept: (l: LeaderInfo) => boolean): Promise<LeaderInfo> {
   for (;;) {
-    const leader = await readLeader(haDir).catch(() => undefined);
+    let problem = '';
+    const leader = await ha.getLeader().catch((err: unknown) => {
+      problem = errorMessage(err);
+      return undefined;
+    });
     if (leader && accept(leader)) return leader;
     if (Date.now() > deadline) {
-      throw new ReboundError(ErrorCode.LEADER_NOT_FOUND, `no JobMaster was elected leader in time (leader.json: ${leader ? `${leader.jobmasterId}, epoch ${leader.epoch}` : 'missing'}); see the logs of the JobMasters`);
+      throw new ReboundError(
+        ErrorCode.LEADER_NOT_FOUND,
+        `no JobMaster was elected leader in time (${ha.describe()}: ${leader ? `${leader.jobmasterId}, epoch ${leader.epoch}` : problem || 'no leader recorded'}); see the logs of the JobMasters`,
+      );
     }
     await sleep(POLL_MS);
   }
@@ -157,6 +193,7 @@ export async function localUp(opts: LocalUpOptions, io: CliIo): Promise<number> 
   // Closed by default: every RPC of the cluster (and of the CLI, through cluster.json) carries
   // this secret. `-D security.auth.token-file=` (empty) opts out explicitly.
   if (!('security.auth.token-file' in config)) config['security.auth.token-file'] = await ensureSecret(workdir);
+  if (config['high-availability.type'] === 'etcd' && !('high-availability.cluster-id' in config)) config['high-availability.cluster-id'] = localClusterId(workdir);
   const deadline = Date.now() + opts.timeoutMs;
   const haDir = ClusterPaths.haDir(workdir);
   await mkdir(haDir, { recursive: true });
@@ -177,23 +214,29 @@ export async function localUp(opts: LocalUpOptions, io: CliIo): Promise<number> 
       await writeClusterFile(workdir, f);
     };
     await update(file);
-    const previousEpoch = (await readLeader(haDir).catch(() => undefined))?.epoch ?? 0;
+    const ha = haServicesOfFile(workdir, file);
+    // Fails here, in one line, when etcd is unreachable, instead of after the startup timeout.
+    const previousEpoch = ha.type === 'etcd' ? ((await ha.getLeader().catch(async (err: unknown) => {
+      await ha.close();
+      throw err;
+    }))?.epoch ?? 0) : ((await ha.getLeader().catch(() => undefined))?.epoch ?? 0);
     const started: SpawnedDaemon[] = [];
     const client = new ClusterClient(clusterTargetOf(workdir, file), clientOptionsFrom(clientConfiguration(clusterTargetOf(workdir, file))));
     try {
       const jmIds = Array.from({ length: opts.jobmasters }, (_, i) => `jm-${i + 1}`);
       await startDaemons(workdir, () => file, update, jmIds.map((id) => ({ role: 'jobmaster' as const, id })), deadline, started);
-      const leader = await waitForLeader(haDir, deadline, (l) => l.epoch > previousEpoch && jmIds.includes(l.jobmasterId));
+      const leader = await waitForLeader(ha, deadline, (l) => l.epoch > previousEpoch && jmIds.includes(l.jobmasterId));
       const tmIds = Array.from({ length: opts.taskmanagers }, (_, i) => `tm-${i + 1}`);
       await startDaemons(workdir, () => file, update, tmIds.map((id) => ({ role: 'taskmanager' as const, id, slots: opts.slots })), deadline, started);
       await waitForRegistration(client, tmIds, deadline);
-      const current = (await readLeader(haDir)) ?? leader;
+      const current = (await ha.getLeader()) ?? leader;
       if (opts.json) {
         printJson(io.stdout, { workdir, ...file, leader: current });
       } else {
         printLines(io.stdout, [
           `local cluster up in ${workdir}: ${opts.jobmasters} JobMaster(s), ${opts.taskmanagers} TaskManager(s) with ${opts.slots} slot(s) each`,
           `  HA dir  ${haDir}`,
+          ...(ha.type === 'etcd' ? [`  HA      ${ha.describe()}`] : []),
           `  leader  ${current.jobmasterId} (epoch ${current.epoch}) at ${current.address}`,
           `  dashboard  ${dashboardLink(file.processes.find((p) => p.id === current.jobmasterId)?.restUrl, config)}`,
           ...renderTable(
@@ -209,6 +252,7 @@ export async function localUp(opts: LocalUpOptions, io: CliIo): Promise<number> 
       throw new ReboundError(err instanceof ReboundError ? err.code : ErrorCode.INTERNAL, `${errorMessage(err)}; stopped the processes started so far`, { cause: err });
     } finally {
       client.close();
+      await ha.close();
     }
   });
 }
@@ -240,9 +284,14 @@ export interface LocalStatusReport {
 export async function localStatusReport(workdir: string): Promise<LocalStatusReport> {
   const file = await readClusterFile(workdir);
   const haDir = resolve(workdir, file.haDir);
-  const leader = (await readLeader(haDir).catch(() => undefined)) ?? null;
+  let leaderError: string | undefined;
+  const leader =
+    (await withLocalHa(workdir, file, (ha) => ha.getLeader()).catch((err: unknown) => {
+      leaderError = errorMessage(err);
+      return undefined;
+    })) ?? null;
   let overview: ClusterOverview__Output | undefined;
-  let overviewError: string | undefined;
+  let overviewError: string | undefined = leaderError;
   const leaderProc = leader ? file.processes.find((p) => p.role === 'jobmaster' && p.id === leader.jobmasterId) : undefined;
   if (leader && leaderProc && !isProcessAlive(leaderProc.pid, leaderProc.id)) {
     overviewError = `${leader.jobmasterId} is not running`;
@@ -324,8 +373,8 @@ export async function localKillLeader(opts: LocalKillLeaderOptions, io: CliIo): 
   const workdir = resolve(io.cwd, opts.workdir);
   const file = await readClusterFile(workdir);
   const haDir = resolve(workdir, file.haDir);
-  const leader = await readLeader(haDir);
-  if (!leader) throw new ReboundError(ErrorCode.LEADER_NOT_FOUND, `no leader in ${haDir} (no leader.json); is the cluster up? see 'rebound local status --workdir ${workdir}'`);
+  const { leader, where } = await withLocalHa(workdir, file, async (ha) => ({ leader: await ha.getLeader(), where: ha.type === 'file' ? `${haDir} (no leader.json)` : ha.describe() }));
+  if (!leader) throw new ReboundError(ErrorCode.LEADER_NOT_FOUND, `no leader in ${where}; is the cluster up? see 'rebound local status --workdir ${workdir}'`);
   const proc = file.processes.find((p) => p.role === 'jobmaster' && p.id === leader.jobmasterId);
   if (!proc) {
     throw new ReboundError(ErrorCode.ILLEGAL_STATE, `the leader ${leader.jobmasterId} (epoch ${leader.epoch}) is not a process of the cluster in ${workdir}`);
@@ -333,7 +382,7 @@ export async function localKillLeader(opts: LocalKillLeaderOptions, io: CliIo): 
   if (!isProcessAlive(proc.pid, proc.id)) {
     throw new ReboundError(
       ErrorCode.ILLEGAL_STATE,
-      `the leader ${proc.id} (pid ${proc.pid}, epoch ${leader.epoch}) is not running; leader.json names it until a standby takes over after the lease timeout`,
+      `the leader ${proc.id} (pid ${proc.pid}, epoch ${leader.epoch}) is not running; the HA services name it until a standby takes over after the lease timeout`,
     );
   }
   signalProcess(proc.pid, 'SIGKILL');

@@ -29,6 +29,19 @@ function checkEventCrashPoint(value: string): string | undefined {
   return undefined;
 }
 
+/** `http(s)://host:port` URLs separated by commas (empty is allowed: only etcd needs them). */
+function checkEtcdEndpoints(value: string): string | undefined {
+  for (const url of value.split(',').map((s) => s.trim()).filter((s) => s.length > 0)) {
+    if (!/^https?:\/\/[^\s/,]+:\d+\/?$/.test(url)) return `'${url}' is not an etcd client URL like http://127.0.0.1:2379`;
+  }
+  return undefined;
+}
+
+/** A path segment of etcd keys. */
+function checkClusterId(value: string): string | undefined {
+  return /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(value) ? undefined : `'${value}' is not usable as a key namespace; use letters, digits, '-', '_' or '.'`;
+}
+
 /**
  * Every configuration key the cluster knows, with Flink's names and defaults where Flink has the
  * same option. Anything else is rejected with the key named.
@@ -52,6 +65,11 @@ export const OPTIONS = {
   'high-availability.lease.timeout': { kind: 'duration', default: '10 s', description: 'A leader lease not renewed for this long may be taken by a standby.' },
   'high-availability.lease.renew-interval': { kind: 'duration', default: '2 s', description: 'How often the leader renews its lease.' },
   'high-availability.lease.poll-interval': { kind: 'duration', default: '1 s', description: 'How often standbys and TaskManagers look at the HA directory.' },
+  'high-availability.type': { kind: 'enum', default: 'file', values: ['file', 'etcd'], description: 'HA backend: file (a lease directory in --ha-dir, one host or a shared directory) or etcd (leases and revision-guarded transactions in etcd).' },
+  'high-availability.etcd.endpoints': { kind: 'string', default: '', description: 'Comma-separated etcd client URLs (http://host:2379,...); required when high-availability.type is etcd.', check: checkEtcdEndpoints },
+  'high-availability.etcd.request-timeout': { kind: 'duration', default: '5 s', description: 'Deadline of every etcd call (reads, guarded writes, lease grants and keep-alives).' },
+  'high-availability.cluster-id': { kind: 'string', default: 'default', description: 'Namespace of this cluster in etcd (keys under /<cluster-id>/), so several clusters share one etcd.', check: checkClusterId },
+  'high-availability.storageDir': { kind: 'string', default: '', description: 'Shared storage for job artifacts (job modules) and the JobEventStore; empty: the --ha-dir.' },
   'restart-strategy.fixed-delay.attempts': { kind: 'int', default: '20', description: 'Failovers a job may take before it fails.' },
   'restart-strategy.fixed-delay.delay': { kind: 'duration', default: '1 s', description: 'Delay before a failed task is redeployed.' },
   'cluster.startup.timeout': { kind: 'duration', default: '1 min', description: 'Longest start-up of a JobMaster or TaskManager process; one that takes longer exits with an error.' },
@@ -120,6 +138,7 @@ export const RANGES: Readonly<Record<NumericKey, { readonly min: number; readonl
   'high-availability.lease.timeout': { min: 1, max: DAYS_24 },
   'high-availability.lease.renew-interval': { min: 1, max: DAYS_24 },
   'high-availability.lease.poll-interval': { min: 1, max: DAYS_24 },
+  'high-availability.etcd.request-timeout': { min: 1, max: DAYS_24 },
   'restart-strategy.fixed-delay.attempts': { min: 0, max: 1_000_000 },
   'restart-strategy.fixed-delay.delay': { min: 0, max: DAYS_24 },
   'cluster.startup.timeout': { min: 1, max: DAYS_24 },

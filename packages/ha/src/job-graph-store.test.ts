@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import { ErrorCode, type JobGraph, JobNotFoundError, newJobId, ReboundError } from '@rebound/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HaPaths } from './ha-dir.js';
-import { JobGraphStore } from './job-graph-store.js';
+import { FileJobGraphStore } from './job-graph-store.js';
 
 let haDir: string;
-let store: JobGraphStore;
+let store: FileJobGraphStore;
 
 beforeEach(async () => {
   haDir = await mkdtemp(join(tmpdir(), 'rebound-ha-jobs-'));
-  store = new JobGraphStore(haDir);
+  store = new FileJobGraphStore(haDir);
 });
 
 afterEach(async () => {

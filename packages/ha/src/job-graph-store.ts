@@ -14,6 +14,7 @@ import {
   writeFileAtomic,
 } from '@rebound/core';
 import { HaPaths, isErrno, TMP_MARKER } from './ha-dir.js';
+import type { JobGraphStore } from './ha-services.js';
 
 export const JOB_GRAPH_FILE = 'jobgraph.pb';
 export const JOB_MODULE_FILE = 'module.mjs';
@@ -74,7 +75,7 @@ function damageOf(dir: string, err: unknown): string {
  * JobGraphStore). Every file is written atomically; a job exists once its jobgraph.pb does, which
  * is written last, so a submission cut short by a crash is never reported as a job.
  */
-export class JobGraphStore {
+export class FileJobGraphStore implements JobGraphStore {
   constructor(private readonly haDir: string) {}
 
   /** Directory of one job, which also holds its JobEventStore files (`job-events/`). */

@@ -11,15 +11,10 @@ import {
   writeFileAtomic,
 } from '@rebound/core';
 import { HaPaths, isErrno } from './ha-dir.js';
+import type { LeaderContender, LeaderElection } from './ha-services.js';
 import { allocateEpoch, type LeaderInfo, readLeader } from './leader-info.js';
 
-/** The component that wants to lead (Flink's LeaderContender): the JobMaster process. */
-export interface LeaderContender {
-  /** Called once per won election; `epoch` is the fencing token to put on every JM→TM call. */
-  grantLeadership(epoch: number): void | Promise<void>;
-  /** Called when leadership is lost or given up; the contender must stop acting as leader. */
-  revokeLeadership(reason: string): void | Promise<void>;
-}
+export type { LeaderContender } from './ha-services.js';
 
 export interface LeaderElectionServiceOptions {
   readonly haDir: string;
@@ -73,7 +68,7 @@ function describeOwner(owner: LeaseOwner | undefined): string {
  * while a flock stays held by a stopped process. Safety does not rest on the lock but on the epoch
  * allocated after winning it: TaskManagers reject calls from epochs older than the newest they saw.
  */
-export class LeaderElectionService {
+export class LeaderElectionService implements LeaderElection {
   private readonly haDir: string;
   private readonly contenderId: string;
   private readonly address: string;

@@ -1,10 +1,8 @@
 import { type Configuration, ErrorCode, type Logger, PeriodicTask, ReboundError } from '@rebound/core';
+import type { LeaderRetrieval, LeaderRetrievalListener } from './ha-services.js';
 import { type LeaderInfo, readLeader } from './leader-info.js';
 
-/** Told about every new leader (Flink's LeaderRetrievalListener). */
-export interface LeaderRetrievalListener {
-  onLeaderChange(info: LeaderInfo): void | Promise<void>;
-}
+export type { LeaderRetrievalListener } from './ha-services.js';
 
 export interface LeaderRetrievalServiceOptions {
   readonly haDir: string;
@@ -21,7 +19,7 @@ interface Waiter {
  * grows, or the same epoch names another address; a record with an older epoch than one already
  * seen is ignored, so followers never go back to a deposed leader.
  */
-export class LeaderRetrievalService {
+export class LeaderRetrievalService implements LeaderRetrieval {
   private readonly haDir: string;
   private readonly logger: Logger;
   private readonly pollIntervalMs: number;

@@ -13,7 +13,7 @@ import {
   systemClock,
 } from '@rebound/core';
 import type { Clock, Configuration, DispatcherHandlers, JobMasterGatewayHandlers, Logger } from '@rebound/core';
-import { LeaderElectionService, publishEndpoint, withdrawEndpoint } from '@rebound/ha';
+import { createHaServices, publishEndpoint, withdrawEndpoint, type HighAvailabilityServices } from '@rebound/ha';
 import { JobModuleProbe } from './job-module-probe.js';
 import { LeaderServices } from './leader-services.js';
 import { startRestServer } from './rest/index.js';
@@ -34,6 +34,8 @@ export interface JobMasterProcessOptions {
   id: string;
   logger: Logger;
   clock?: Clock;
+  /** The HA services to use; by default created from `config` (`high-availability.type`) and closed with the process. */
+  ha?: HighAvailabilityServices;
 }
 
 /**
@@ -44,12 +46,14 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   const { haDir, config, id } = opts;
   const clock = opts.clock ?? systemClock;
   const logger = opts.logger.child({ component: 'JobMasterProcess', jobmasterId: id });
+  const ha = opts.ha ?? createHaServices(config, haDir);
+  const ownsHa = opts.ha === undefined;
   let leader: LeaderServices | undefined;
   // Leadership changes are applied one after another, never interleaved.
   let transitions: Promise<void> = Promise.resolve();
 
   const requireLeader = (): LeaderServices => {
-    if (!leader) throw new NotLeaderError(`JobMaster ${id} is not the leader; clients re-read leader.json and retry`);
+    if (!leader) throw new NotLeaderError(`JobMaster ${id} is not the leader; clients look the leader up again and retry`);
     return leader;
   };
 
@@ -100,20 +104,21 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   // Before the election: a leader is observable from its first moment, a standby from its start.
   let rest;
   try {
-    rest = await startRestServer({ id, haDir, config, logger: opts.logger, clock, leader: () => leader });
+    rest = await startRestServer({ id, haDir, ha, config, logger: opts.logger, clock, leader: () => leader });
   } catch (err) {
     await shutdownServer(server);
+    if (ownsHa) await ha.close();
     throw err;
   }
   await publishEndpoint(haDir, { id, role: 'jobmaster', address, restUrl: rest.url, startedAtMs: clock.now() });
   const restServer = rest;
 
-  const election = new LeaderElectionService({ haDir, contenderId: id, address, config, logger: opts.logger.child({ component: 'LeaderElection' }), clock });
+  const election = ha.createLeaderElectionService({ contenderId: id, address, logger: opts.logger.child({ component: 'LeaderElection' }), clock });
   await election.start({
     grantLeadership: (epoch) => {
       transitions = transitions.then(async () => {
         logger.info({ epoch, address }, 'granted leadership');
-        const services = new LeaderServices(epoch, id, address, haDir, config, opts.logger.child({ epoch }), clock, probe, election.previousLeaderLastHeardMs());
+        const services = new LeaderServices(epoch, id, address, ha, config, opts.logger.child({ epoch }), clock, probe, election.previousLeaderLastHeardMs());
         leader = services;
         try {
           await services.start();
@@ -154,6 +159,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       await restServer.close();
       await withdrawEndpoint(haDir, id).catch(() => undefined);
       await shutdownServer(server);
+      if (ownsHa) await ha.close();
       logger.info('JobMaster stopped');
     },
   };

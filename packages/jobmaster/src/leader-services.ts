@@ -14,7 +14,7 @@ import type {
 } from '@rebound/core';
 import { buildJob, loadJobModule } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager } from '@rebound/event-store';
-import { JobGraphStore, readCurrentEpoch } from '@rebound/ha';
+import type { HighAvailabilityServices, JobGraphStore } from '@rebound/ha';
 import { CrashPoints } from './crash-points.js';
 import type { JobModuleProbe } from './job-module-probe.js';
 import { JobMaster } from './job-master.js';
@@ -47,7 +47,7 @@ export class LeaderServices {
     readonly epoch: number,
     private readonly jobmasterId: string,
     private readonly address: string,
-    private readonly haDir: string,
+    private readonly ha: HighAvailabilityServices,
     private readonly config: Configuration,
     private readonly logger: Logger,
     private readonly clock: Clock,
@@ -56,7 +56,8 @@ export class LeaderServices {
     /** When the previous leader last renewed its lease (if this leadership took over an expired one). */
     private readonly previousLeaderLastHeardMs?: number,
   ) {
-    this.store = new JobGraphStore(haDir);
+    // Every write of this leadership is fenced by its epoch (etcd: a guarded transaction).
+    this.store = ha.leaderJobGraphStore(epoch);
     this.electedAtMs = clock.now();
     // A job is removed between one and two sweeps after it expires; a minute at most keeps the
     // HA directory small without a key of its own.
@@ -192,11 +193,11 @@ export class LeaderServices {
     const events = recoveryEnabled
       ? new JobEventManager(
           new FileSystemJobEventStore({
-            haDir: this.haDir,
+            haDir: this.ha.storageDir,
             jobId: graph.job_id,
             epoch: this.epoch,
             jobMasterId: this.jobmasterId,
-            currentLeaderEpoch: () => readCurrentEpoch(this.haDir),
+            currentLeaderEpoch: this.ha.fencingEpochSource(this.epoch),
             config: jobConfig,
             clock: this.clock,
             logger: logger.child({ component: 'JobEventStore' }),

@@ -10,7 +10,7 @@ import type {
   SplitResponse__Output,
   TaskExecutionState,
 } from '@rebound/core';
-import { LeaderRetrievalService, type LeaderInfo } from '@rebound/ha';
+import { LeaderRetrievalService, type LeaderInfo, type LeaderRetrieval } from '@rebound/ha';
 
 export interface JobLeaderListener {
   /**
@@ -41,7 +41,7 @@ interface Connection {
  * trying to register with whichever JobMaster leads.
  */
 export class JobLeaderService {
-  private readonly retrieval: LeaderRetrievalService;
+  private readonly retrieval: LeaderRetrieval;
   private conn: Connection | undefined;
   private stopped = false;
   private loop: Promise<void> | undefined;
@@ -53,6 +53,8 @@ export class JobLeaderService {
   constructor(
     private readonly opts: {
       haDir: string;
+      /** How the leader is followed (the HA services'); by default leader.json in haDir. */
+      retrieval?: LeaderRetrieval;
       taskManagerId: string;
       address: string;
       slots: number;
@@ -64,7 +66,7 @@ export class JobLeaderService {
     },
     private readonly listener: JobLeaderListener,
   ) {
-    this.retrieval = new LeaderRetrievalService({ haDir: opts.haDir, config: opts.config, logger: opts.logger });
+    this.retrieval = opts.retrieval ?? new LeaderRetrievalService({ haDir: opts.haDir, config: opts.config, logger: opts.logger });
     this.rpcTimeoutMs = opts.config.getDurationMs('rpc.timeout');
     this.pollMs = opts.config.getDurationMs('high-availability.lease.poll-interval');
     this.security = ClusterSecurity.of(opts.config);

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ClusterSecurity, HealthServices, HealthStatusManager, bindServer, loadHealthProto, loadProto, shutdownServer, systemClock } from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
-import { EpochFence, publishEndpoint, readLeader, withdrawEndpoint } from '@rebound/ha';
+import { EpochFence, createHaServices, publishEndpoint, withdrawEndpoint, type HighAvailabilityServices } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
 import { createTaskManagerRegistry, startMetricsServer } from './metrics-server.js';
 import { ModuleCache } from './module-cache.js';
@@ -23,6 +23,8 @@ export interface TaskManagerProcessOptions {
   id: string;
   logger: Logger;
   clock?: Clock;
+  /** The HA services to use; by default created from `config` (`high-availability.type`) and closed with the process. */
+  ha?: HighAvailabilityServices;
 }
 
 /** A TaskManager process: TaskExecutorGateway and PartitionService on one gRPC server. */
@@ -35,7 +37,9 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
     logger: opts.logger,
     clock: () => clock.now(),
   });
-  const fence = new EpochFence(async () => (await readLeader(opts.haDir))?.epoch);
+  const ha = opts.ha ?? createHaServices(opts.config, opts.haDir);
+  const ownsHa = opts.ha === undefined;
+  const fence = new EpochFence(ha.leaderEpochSource());
   const executor = new TaskExecutor(opts.id, opts.slots, store, new ModuleCache(join(opts.dataDir, 'modules')), opts.config, logger, clock, fence);
 
   // "" is the process; the TaskExecutorGateway name reads SERVING only while a leader has it registered.
@@ -53,6 +57,7 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   const jobLeader = new JobLeaderService(
     {
       haDir: opts.haDir,
+      retrieval: ha.createLeaderRetrievalService(opts.logger.child({ component: 'JobLeaderService', taskManagerId: opts.id })),
       taskManagerId: opts.id,
       address,
       slots: opts.slots,
@@ -88,6 +93,7 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   } catch (err) {
     await shutdownServer(server);
     await store.close();
+    if (ownsHa) await ha.close();
     throw err;
   }
   const metricsServer = metrics;
@@ -107,6 +113,7 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
       await withdrawEndpoint(opts.haDir, opts.id).catch(() => undefined);
       await shutdownServer(server);
       await store.close();
+      if (ownsHa) await ha.close();
       logger.info('TaskManager stopped');
     },
   };

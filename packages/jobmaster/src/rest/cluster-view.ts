@@ -1,4 +1,4 @@
-import { endpointAlive, listEndpoints, readLeader, type ProcessEndpoint } from '@rebound/ha';
+import { endpointAlive, listEndpoints, type HighAvailabilityServices, type ProcessEndpoint } from '@rebound/ha';
 import type { LeaderView } from './leader-view.js';
 
 export interface ClusterJobMaster {
@@ -44,8 +44,8 @@ export interface ClusterView {
  * process's endpoints) plus, on the leader, registrations, slots and tracked partitions. Answered
  * locally on a standby too: during a failover it is how the dashboard finds the next leader.
  */
-export async function clusterView(haDir: string, selfId: string, leader: LeaderView | undefined, now: number): Promise<ClusterView> {
-  const [info, endpoints] = await Promise.all([readLeader(haDir).catch(() => undefined), listEndpoints(haDir).catch((): ProcessEndpoint[] => [])]);
+export async function clusterView(ha: HighAvailabilityServices, haDir: string, selfId: string, leader: LeaderView | undefined, now: number): Promise<ClusterView> {
+  const [info, endpoints] = await Promise.all([ha.getLeader().catch(() => undefined), listEndpoints(haDir).catch((): ProcessEndpoint[] => [])]);
   const byId = new Map(endpoints.map((e) => [e.id, e]));
   const jobmasters: ClusterJobMaster[] = endpoints
     .filter((e) => e.role === 'jobmaster')

@@ -1,6 +1,6 @@
 import { ErrorCode, JobNotFoundError, ReboundError, isJobId, type Clock, type Configuration, type JobGraph__Output, type RecoveryReport } from '@rebound/core';
 import { dumpJobEvents, formatEventLine } from '@rebound/event-store';
-import { JobGraphStore } from '@rebound/ha';
+import type { JobGraphStore } from '@rebound/ha';
 import { RECOVERIES_ATTACHMENT } from '../leader-services.js';
 import { clusterOverview, jobDetailsInfo, jobDetailsOverview, jobExceptions, jobSummaryOverview, recoveryTimeline, taskManagerInfo } from './flink-json.js';
 import type { LeaderView } from './leader-view.js';
@@ -38,11 +38,13 @@ export class JobViews {
   private readonly defaultMaxParallelism: number;
 
   constructor(
+    /** Where the job event logs are (the HA services' storageDir). */
     readonly haDir: string,
+    store: JobGraphStore,
     config: Configuration,
     private readonly clock: Clock,
   ) {
-    this.store = new JobGraphStore(haDir);
+    this.store = store;
     this.defaultMaxParallelism = config.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism');
   }
 

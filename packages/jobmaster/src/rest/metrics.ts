@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RecoveryReport } from '@rebound/core';
 import { observeEventStores } from '@rebound/event-store';
-import { JobGraphStore } from '@rebound/ha';
+import type { JobGraphStore } from '@rebound/ha';
 import { RECOVERIES_ATTACHMENT } from '../leader-services.js';
 import type { LeaderView } from './leader-view.js';
 
@@ -35,11 +35,11 @@ const num = (v: unknown): number => Number(v ?? 0);
  * Recovery series are read from the recovery reports kept in the HA directory at scrape time,
  * so a new leader exports every failover the cluster went through, not only its own.
  */
-export function createJobMasterMetrics(opts: { haDir: string; jobmasterId: string; leader: () => LeaderView | undefined }): JobMasterMetrics {
+export function createJobMasterMetrics(opts: { store: JobGraphStore; jobmasterId: string; leader: () => LeaderView | undefined }): JobMasterMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ jobmaster_id: opts.jobmasterId });
   collectDefaultMetrics({ register: registry, prefix: 'rebound_process_' });
-  const store = new JobGraphStore(opts.haDir);
+  const store = opts.store;
 
   new Gauge({
     name: 'rebound_jobmaster_leader',

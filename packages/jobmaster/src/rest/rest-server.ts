@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { dashboardAssets } from '@rebound/dashboard';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AUTH_COOKIE, ClusterSecurity, ErrorCode, JobNotFoundError, OPTIONS, ReboundError, errorMessage, httpCredentialOf, type Clock, type ConfigKey, type Configuration, type Logger } from '@rebound/core';
-import { listEndpoints, readEndpoint, readLeader } from '@rebound/ha';
+import { listEndpoints, readEndpoint, type HighAvailabilityServices } from '@rebound/ha';
 import { clusterView } from './cluster-view.js';
 import { REBOUND_VERSION } from './flink-json.js';
 import { BadRequestError, JobViews, intParam, parseJobId } from './job-views.js';
@@ -12,7 +12,10 @@ import { createJobMasterMetrics } from './metrics.js';
 
 export interface RestServerOptions {
   readonly id: string;
+  /** Endpoints (`<haDir>/endpoints/`). */
   readonly haDir: string;
+  /** Leader record, stored jobs and their event logs. */
+  readonly ha: HighAvailabilityServices;
   readonly config: Configuration;
   readonly logger: Logger;
   readonly clock: Clock;
@@ -57,14 +60,14 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
   const { config, haDir, id, clock } = opts;
   const logger = opts.logger.child({ component: 'RestServer' });
   const host = config.getString('rest.bind-address');
-  const views = new JobViews(haDir, config, clock);
+  const views = new JobViews(opts.ha.storageDir, opts.ha.jobGraphStore(), config, clock);
   const stream = new LiveStream(
     {
       active: () => opts.leader() !== undefined,
       common: async () => {
         const l = opts.leader();
         if (!l) return {};
-        return { cluster: await clusterView(haDir, id, l, clock.now()), jobs: await views.jobsOverview(l) };
+        return { cluster: await clusterView(opts.ha, haDir, id, l, clock.now()), jobs: await views.jobsOverview(l) };
       },
       job: async (jobId) => {
         const l = opts.leader();
@@ -143,7 +146,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
 
   /** The leader's REST URL, when another process leads and published one. */
   const leaderUrl = async (): Promise<string | undefined> => {
-    const info = await readLeader(haDir).catch(() => undefined);
+    const info = await opts.ha.getLeader().catch(() => undefined);
     if (!info || info.jobmasterId === id) return undefined;
     return (await readEndpoint(haDir, info.jobmasterId))?.restUrl;
   };
@@ -192,7 +195,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
       (Object.keys(OPTIONS) as ConfigKey[]).map((key) => ({ key, value: config.getString(key) })),
     );
     // Rebound's own documents: answered by any JobMaster from the HA directory.
-    r.get('/cluster', async () => clusterView(haDir, id, opts.leader(), clock.now()));
+    r.get('/cluster', async () => clusterView(opts.ha, haDir, id, opts.leader(), clock.now()));
     r.get('/jobs/:jobid/recoveries', async (req) => views.recoveries(jobIdOf(req), opts.leader()));
     r.get('/jobs/:jobid/events', async (req) => {
       const q = query(req);
@@ -217,7 +220,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
   app.get('/assets/app.js', async (_req, reply) =>
     reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').send((await dashboardAssets()).js),
   );
-  const metrics = createJobMasterMetrics({ haDir, jobmasterId: id, leader: opts.leader });
+  const metrics = createJobMasterMetrics({ store: opts.ha.jobGraphStore(), jobmasterId: id, leader: opts.leader });
   app.get('/metrics', async (_req, reply) => {
     const text = await metrics.registry.metrics();
     return reply.header('content-type', metrics.registry.contentType).send(text);

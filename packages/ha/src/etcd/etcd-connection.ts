@@ -1,0 +1,144 @@
+import { Etcd3, type IKeyValue, type Lease } from 'etcd3';
+import { type Configuration, ErrorCode, ReboundError, errorMessage } from '@rebound/core';
+
+/** etcd did not answer in time, or refused the connection. */
+export class EtcdUnavailableError extends ReboundError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(ErrorCode.UNAVAILABLE, message, options);
+  }
+}
+
+/** The etcd keys of one cluster: everything under `/<cluster-id>/`. */
+export class EtcdKeys {
+  constructor(readonly clusterId: string) {}
+  get root(): string {
+    return `/${this.clusterId}/`;
+  }
+  get leader(): string {
+    return `/${this.clusterId}/leader`;
+  }
+  get jobsPrefix(): string {
+    return `/${this.clusterId}/jobs/`;
+  }
+  jobPrefix(jobId: string): string {
+    return `/${this.clusterId}/jobs/${jobId}/`;
+  }
+  jobGraph(jobId: string): string {
+    return `${this.jobPrefix(jobId)}graph`;
+  }
+  jobStatus(jobId: string): string {
+    return `${this.jobPrefix(jobId)}status`;
+  }
+  attachmentsPrefix(jobId: string): string {
+    return `${this.jobPrefix(jobId)}attachments/`;
+  }
+  attachment(jobId: string, name: string): string {
+    return `${this.attachmentsPrefix(jobId)}${name}`;
+  }
+}
+
+export function parseEndpoints(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim().replace(/\/$/, ''))
+    .filter((s) => s.length > 0);
+}
+
+/** `range_end` for a prefix: the prefix with its last byte incremented (etcd's convention). */
+export function prefixEnd(prefix: string): Buffer {
+  const b = Buffer.from(prefix);
+  const end = Buffer.from(b);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i]!++;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return Buffer.from([0]);
+}
+
+/**
+ * One etcd client of a process, with the cluster's key namespace and a deadline on every call.
+ * Errors name the endpoints, the key and the configuration key to fix, in one line.
+ */
+export class EtcdConnection {
+  readonly client: Etcd3;
+  readonly endpoints: readonly string[];
+  readonly keys: EtcdKeys;
+  readonly timeoutMs: number;
+  private closed = false;
+
+  constructor(config: Configuration) {
+    this.endpoints = parseEndpoints(config.getString('high-availability.etcd.endpoints'));
+    if (this.endpoints.length === 0) {
+      throw new ReboundError(
+        ErrorCode.CONFIG_INVALID,
+        'high-availability.type is etcd but high-availability.etcd.endpoints is empty; set it to the etcd client URLs, e.g. -D high-availability.etcd.endpoints=http://127.0.0.1:2379',
+      );
+    }
+    this.keys = new EtcdKeys(config.getString('high-availability.cluster-id'));
+    this.timeoutMs = config.getDurationMs('high-availability.etcd.request-timeout');
+    const timeoutMs = this.timeoutMs;
+    this.client = new Etcd3({
+      hosts: [...this.endpoints],
+      dialTimeout: timeoutMs,
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
+    });
+  }
+
+  describe(): string {
+    return `etcd ${this.endpoints.join(',')} (cluster-id ${this.keys.clusterId})`;
+  }
+
+  /** gRPC call options with this connection's deadline. */
+  callOptions(): { deadline: number } {
+    return { deadline: Date.now() + this.timeoutMs };
+  }
+
+  /**
+   * Runs one etcd operation under the request timeout. A hung or refused call becomes an
+   * EtcdUnavailableError naming what was attempted; a ReboundError from `op` passes through.
+   */
+  async call<T>(what: string, key: string, op: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new EtcdUnavailableError(`${what} ${key}: the etcd client of this process is closed`);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+    });
+    try {
+      return await Promise.race([op(), timeout]);
+    } catch (err) {
+      if (err instanceof ReboundError) throw err;
+      throw new EtcdUnavailableError(
+        `${what} ${key} at etcd ${this.endpoints.join(',')} failed (${errorMessage(err).split('\n')[0]}); check that etcd runs there or fix high-availability.etcd.endpoints`,
+        { cause: err },
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** The key's current value and metadata, or undefined. */
+  async get(key: string): Promise<{ kv: IKeyValue | undefined; revision: number }> {
+    const res = await this.call('reading', key, () => this.client.kv.range({ key: Buffer.from(key) }, this.callOptions()));
+    return { kv: res.kvs[0], revision: Number(res.header.revision) };
+  }
+
+  /** Every key (with values unless keysOnly) under `prefix`, in key order. */
+  async getPrefix(prefix: string, keysOnly = false): Promise<IKeyValue[]> {
+    const res = await this.call('listing', `${prefix}*`, () =>
+      this.client.kv.range({ key: Buffer.from(prefix), range_end: prefixEnd(prefix), keys_only: keysOnly }, this.callOptions()),
+    );
+    return res.kvs;
+  }
+
+  lease(ttlSeconds: number): Lease {
+    return this.client.lease(ttlSeconds, { autoKeepAlive: false });
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.client.close();
+  }
+}

@@ -1,0 +1,1 @@
+export { startEtcdCluster, etcdAvailable, DEFAULT_ETCD_BINARY, type EtcdCluster, type EtcdClusterOptions, type EtcdMember } from './etcd-cluster.js';
