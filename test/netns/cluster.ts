@@ -18,6 +18,7 @@ import {
   ClusterPaths,
   clientConfiguration,
   clientOptionsFrom,
+  haServicesOf,
   isProcessAlive,
   jobStatusToJson,
   signalProcess,
@@ -27,7 +28,7 @@ import {
   type ProcessRole,
 } from '@rebound/cli';
 import type { ClusterOverview__Output } from '@rebound/core';
-import { readLeader, type LeaderInfo } from '@rebound/ha';
+import type { HighAvailabilityServices, LeaderInfo } from '@rebound/ha';
 import { REBOUND_BIN, REPO_ROOT, TEST_CONFIG, TerminalStateError, parseTaskEvents, runRebound, waitFor, type CliResult, type TaskEvent } from '../harness.js';
 import { makeTempDir } from '../util.js';
 import { EtcdHosts } from './etcd.js';
@@ -65,6 +66,7 @@ export class NetnsCluster {
   private readonly hostsById = new Map<string, Host>();
   private readonly storageCut = new Set<string>();
   private client: ClusterClient | undefined;
+  private ha: HighAvailabilityServices | undefined;
   private stopped = false;
   private failed = false;
 
@@ -198,11 +200,14 @@ export class NetnsCluster {
     await writeFile(ClusterPaths.file(this.workdir), `${JSON.stringify(file, null, 2)}\n`);
   }
 
+  private async target() {
+    const file = JSON.parse(await readFile(ClusterPaths.file(this.workdir), 'utf8')) as ClusterFile;
+    return { kind: 'cluster' as const, workdir: this.workdir, haDir: this.haDir, file };
+  }
+
   private async clusterClient(): Promise<ClusterClient> {
     if (!this.client) {
-      const text = await readFile(ClusterPaths.file(this.workdir), 'utf8');
-      const file = JSON.parse(text) as ClusterFile;
-      const target = { kind: 'cluster' as const, workdir: this.workdir, haDir: this.haDir, file };
+      const target = await this.target();
       this.client = new ClusterClient(target, clientOptionsFrom(clientConfiguration(target)));
     }
     return this.client;
@@ -245,8 +250,10 @@ export class NetnsCluster {
     );
   }
 
+  /** The leader the HA backend records (leader.json, or etcd's leader key), as clients see it. */
   async leader(): Promise<LeaderInfo | undefined> {
-    return readLeader(this.haDir);
+    this.ha ??= haServicesOf(await this.target());
+    return this.ha.getLeader();
   }
 
   /** Runs the CLI in the test's own namespace, against this cluster (`--cluster <workdir>`). */
@@ -312,6 +319,8 @@ export class NetnsCluster {
     this.stopped = true;
     this.client?.close();
     this.client = undefined;
+    await this.ha?.close().catch(() => {});
+    this.ha = undefined;
     for (const id of [...this.storageCut]) {
       try {
         this.heal(id);
