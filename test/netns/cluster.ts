@@ -27,8 +27,8 @@ import {
   type JobStatusJson,
   type ProcessRole,
 } from '@rebound/cli';
-import type { ClusterOverview__Output } from '@rebound/core';
-import type { HighAvailabilityServices, LeaderInfo } from '@rebound/ha';
+import { Configuration, type ClusterOverview__Output } from '@rebound/core';
+import { createHaServices, type HighAvailabilityServices, type LeaderInfo } from '@rebound/ha';
 import { REBOUND_BIN, REPO_ROOT, TEST_CONFIG, TerminalStateError, parseTaskEvents, runRebound, waitFor, type CliResult, type TaskEvent } from '../harness.js';
 import { makeTempDir } from '../util.js';
 import { EtcdHosts } from './etcd.js';
@@ -248,6 +248,11 @@ export class NetnsCluster {
       timeoutMs,
       `job ${jobId} to finish`,
     );
+  }
+
+  /** HA services of this cluster's backend, for the test itself (close them after use). */
+  haServices(): HighAvailabilityServices {
+    return createHaServices(Configuration.of({ ...this.config }), this.haDir);
   }
 
   /** The leader the HA backend records (leader.json, or etcd's leader key), as clients see it. */

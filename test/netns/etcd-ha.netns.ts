@@ -6,6 +6,7 @@
  * from everyone for longer than the lease, every JobMaster restarted.
  * `npm run test:netns` (root only); see README "Hosts that are apart".
  */
+import { ClusterSecurity, Configuration, ErrorCode, loadProto, unary } from '@rebound/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { suiteFailed } from '../harness.js';
 import { HISTOGRAM_JOB, allSubtasks, deploymentsAfter, expectedHistogram, finishedOf, firstRecoveryAfter, histogramArgs, redeployedSubtasks } from '../recovery-util.js';
@@ -89,7 +90,7 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     await restartDeadJobMasters();
   });
 
-  it('d. a SIGSTOPped leader resumed after a successor was elected neither writes nor is believed', async () => {
+  it('d. a SIGSTOPped leader resumed after a successor was elected: it steps down, its writes are refused by etcd, TaskManagers refuse its epoch', async () => {
     const { jobId, out } = await slowJob('pause');
     const old = (await cluster.leader())!;
     await cluster.kill(old.jobmasterId, 'SIGSTOP');
@@ -111,6 +112,27 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     expect(stale).toEqual([]);
     expect((await cluster.leader())!.epoch).toBeGreaterThan(old.epoch);
     expect(cluster.isAlive(old.jobmasterId)).toBe(true);
+    // A call in the old leader's name reaches every TaskManager over the bridge and is refused.
+    const proto = loadProto();
+    const security = ClusterSecurity.of(Configuration.of({ ...cluster.config }));
+    for (const tm of cluster.processes().filter((p) => p.role === 'taskmanager')) {
+      const client = new proto.TaskExecutorGateway(tm.address, security.channelCredentials(), security.channelOptions());
+      try {
+        const call = unary(client, client.CancelTask, { epoch: old.epoch, execution: { job_id: jobId, vertex_id: 'v', subtask: 0, attempt: 0 } }, 10_000);
+        await expect(call).rejects.toMatchObject({ code: ErrorCode.STALE_EPOCH });
+      } finally {
+        client.close();
+      }
+    }
+    // A metadata write made with the old leader's epoch (what it would do had it not stepped
+    // down) is refused by etcd: the guard compares the leader key's create revision.
+    const ha = cluster.haServices();
+    try {
+      await expect(ha.leaderJobGraphStore(old.epoch).putJobAttachment(jobId, 'netns-stale-write', 'stale')).rejects.toThrow(/no longer leads|not.*leader/i);
+      expect(await ha.jobGraphStore().getJobAttachment(jobId, 'netns-stale-write')).toBeUndefined();
+    } finally {
+      await ha.close();
+    }
   });
 
   it('e. one etcd member (the Raft leader) killed mid-job: the job finishes exactly, nothing finished runs again', async () => {
