@@ -135,6 +135,31 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     }
   });
 
+  it("a partitioned leader's host (network only: etcd is across it) loses its lease; the standby finishes the job exactly", async () => {
+    const { jobId, out, source } = await slowJob('leader-partition');
+    const old = (await cluster.leader())!;
+    const logBefore = (await cluster.log(old.jobmasterId)).length;
+    cluster.partition(old.jobmasterId);
+    let atTakeover;
+    try {
+      const next = await newLeaderAfter(old.epoch);
+      expect(next.jobmasterId).not.toBe(old.jobmasterId);
+      expect(cluster.isAlive(old.jobmasterId)).toBe(true);
+      // Cut off from etcd, the old leader stepped down by itself (its keep-alives failed).
+      await cluster.waitFor(async () => LOST_LEADERSHIP.test((await cluster.log(old.jobmasterId)).slice(logBefore)), 30_000, `${old.jobmasterId} to step down`);
+      atTakeover = await finishedNow(cluster, jobId, old.epoch);
+      expect(finishedOf(atTakeover, source.id)).toHaveLength(source.parallelism);
+      const final = await cluster.waitForJob(jobId, 120_000);
+      await expectExact(out);
+      const redeployed = deploymentsAfter(await cluster.taskEvents(), jobId, old.epoch);
+      expect(redeployedSubtasks(redeployed)).toEqual(allSubtasks(final.vertices).filter((k) => !atTakeover!.has(k)));
+    } finally {
+      cluster.heal(old.jobmasterId);
+    }
+    await cluster.waitForTaskManagers(['tm-1', 'tm-2', 'tm-3'], 30_000);
+    expect((await cluster.leader())!.epoch).toBeGreaterThan(old.epoch);
+  });
+
   it('e. one etcd member (the Raft leader) killed mid-job: the job finishes exactly, nothing finished runs again', async () => {
     const { jobId, out } = await slowJob('etcd-member');
     const epoch = (await cluster.leader())!.epoch;
