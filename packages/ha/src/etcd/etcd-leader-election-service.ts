@@ -54,6 +54,7 @@ export class EtcdLeaderElectionService implements LeaderElection {
   private campaignAgain = false;
   private callbacks: Promise<void> = Promise.resolve();
   private lastHolder: string | undefined;
+  private lastError: string | undefined;
 
   constructor(o: EtcdLeaderElectionOptions) {
     this.conn = o.connection;
@@ -160,7 +161,10 @@ export class EtcdLeaderElectionService implements LeaderElection {
         try {
           await this.campaignOnce();
         } catch (err) {
-          this.logger.warn({ err: errorMessage(err) }, 'leader election step failed; retrying');
+          // Once per distinct problem: etcd being down for a while would otherwise flood the log.
+          const message = errorMessage(err).split('\n')[0] ?? '';
+          if (message !== this.lastError) this.logger.warn({ err: message }, 'leader election step failed; retrying');
+          this.lastError = message;
           this.scheduleRetry();
         }
       } while (this.campaignAgain && this.state === 'running' && this.epoch === undefined);
@@ -259,6 +263,7 @@ export class EtcdLeaderElectionService implements LeaderElection {
       return;
     }
     const epoch = Number(kv.create_revision);
+    this.lastError = undefined;
     this.lease = lease;
     this.epoch = epoch;
     this.lastHolder = undefined;

@@ -44,6 +44,8 @@ export interface EtcdCluster {
   killMember(i: number): Promise<void>;
   /** Starts a killed member again (same ports and data). */
   startMember(i: number): Promise<void>;
+  /** Sends a signal to member `i` (SIGSTOP / SIGCONT to freeze it without losing its connections). */
+  signalMember(i: number, signal: NodeJS.Signals): void;
   /** SIGKILLs every member and removes the temporary directory. */
   stopAll(): Promise<void>;
   /** The member's log so far (for failure messages). */
@@ -142,9 +144,16 @@ export async function startEtcdCluster(options: EtcdClusterOptions = {}): Promis
     children[i] = undefined;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill('SIGCONT');
     child.kill('SIGKILL');
     await exited;
   };
+
+  // A test run that dies without stopAll() must not leave etcd members behind.
+  const onExit = (): void => {
+    for (const c of children) c?.kill('SIGKILL');
+  };
+  process.once('exit', onExit);
 
   const cluster: EtcdCluster = {
     get members(): EtcdMember[] {
@@ -154,12 +163,16 @@ export async function startEtcdCluster(options: EtcdClusterOptions = {}): Promis
     endpointList: specs.map((s) => s.clientUrl).join(','),
     baseDir,
     killMember: (i) => kill(i),
+    signalMember: (i, signal) => {
+      children[i]?.kill(signal);
+    },
     startMember: async (i) => {
       if (children[i]) return;
       launch(i);
       await waitFor(`etcd member ${specs[i]!.name} healthy again`, startTimeoutMs, () => healthy(specs[i]!.clientUrl), () => logs[i]!.slice(-2_000));
     },
     stopAll: async () => {
+      process.removeListener('exit', onExit);
       await Promise.all(specs.map((_, i) => kill(i)));
       if (ownsBase) await rm(baseDir, { recursive: true, force: true });
     },
