@@ -40,7 +40,7 @@ export interface NetnsClusterOptions {
   readonly slots?: number;
   /** On top of TEST_CONFIG; every daemon and the client get it. */
   readonly config?: Readonly<Record<string, string>>;
-  /** How long start-up may take (default 60 s). */
+  /** How long start-up may take (default 120 s: etcd, then the JobMasters, then the TaskManagers, on a loaded machine). */
   readonly startTimeoutMs?: number;
   /**
    * Members of an etcd cluster to start first, each on a host of its own, and use as the HA
@@ -107,7 +107,7 @@ export class NetnsCluster {
     }
     const cluster = new NetnsCluster(net, workdir, config, opts.slots ?? 2, etcd, new Set(opts.wildcardBind ?? []));
     try {
-      const deadline = Date.now() + (opts.startTimeoutMs ?? 60_000);
+      const deadline = Date.now() + (opts.startTimeoutMs ?? 120_000);
       const jms = Array.from({ length: opts.jobmasters ?? 2 }, (_, i) => `jm-${i + 1}`);
       await Promise.all(jms.map((id) => cluster.startDaemon('jobmaster', id, deadline)));
       await cluster.waitFor(async () => cluster.leader(), deadline - Date.now(), 'a leader to be elected');
@@ -173,7 +173,10 @@ export class NetnsCluster {
     const pid = child.pid ?? -1;
     const address = await waitFor(
       async () => {
-        if (exited) throw new TerminalStateError(`${role} ${id} ${exited} before it was ready; see ${logFile}`);
+        if (exited || (pid > 0 && !isProcessAlive(pid))) {
+          const words = (await readFile(logFile, 'utf8').catch(() => '')).split('\n').filter((l) => l.startsWith('rebound: ')).pop();
+          throw new TerminalStateError(`${role} ${id} ${exited ?? 'exited'} before it was ready: ${words ?? 'no last words'} (log ${logFile})`);
+        }
         for (const line of (await readFile(outFile, 'utf8').catch(() => '')).split('\n')) {
           if (!line.startsWith('{')) continue;
           const o = JSON.parse(line) as { event?: string; id?: string; address?: string };

@@ -40,7 +40,6 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
         'job-event.store.write-buffer.flush-interval': '50 ms',
         'taskmanager.network.block-size': '128 b',
         'high-availability.lease.timeout': '2 s',
-        'high-availability.etcd.request-timeout': '1 s',
       },
     });
   });

@@ -8,7 +8,7 @@ export default defineConfig({
     root: new URL('../..', import.meta.url).pathname,
     include: ['test/netns/**/*.netns.ts'],
     testTimeout: 180_000,
-    hookTimeout: 90_000,
+    hookTimeout: 180_000,
     // Each file starts a cluster of its own on its own bridge; two at once is what 2 cores take.
     fileParallelism: false,
   },
