@@ -98,7 +98,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   server.addService(loadHealthProto().Health.service, health.handlers());
   const host = config.getString('jobmaster.bind-host');
   const port = await bindServer(server, host, config.getInt('jobmaster.port'), security.serverCredentials());
-  const address = `${host}:${port}`;
+  const address = `${config.getString('jobmaster.rpc.address') || host}:${port}`;
 
   const probe = new JobModuleProbe();
   // Before the election: a leader is observable from its first moment, a standby from its start.

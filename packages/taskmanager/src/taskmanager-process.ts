@@ -58,7 +58,7 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   server.addService(loadHealthProto().Health.service, health.handlers());
   const host = opts.config.getString('taskmanager.bind-host');
   const port = await bindServer(server, host, opts.config.getInt('taskmanager.port'), security.serverCredentials());
-  const address = `${host}:${port}`;
+  const address = `${opts.config.getString('taskmanager.host') || host}:${port}`;
 
   const jobLeader = new JobLeaderService(
     {
