@@ -58,6 +58,10 @@ const CI_RUNS: readonly CiRun[] = [
   { seed: 277, options: { pool: ['leader-kill', 'tm-kill-leaderless', 'partition-delete'], faultsPerRun: 3, job: 'wordcount' } },
   { seed: 78, options: { pool: ['tm-kill-after-recovery', 'leader-pause'], faultsPerRun: 2, job: 'wordcount' } },
   { seed: 199, options: { pool: ['torn-tail', 'flipped-byte'], faultsPerRun: 2, job: 'aggregation' } },
+  // A hostile or careless user: damaged-job-dir first (its second job must finish before the
+  // trigger), then forged calls and a poison job that throws at load (not one that hangs for the
+  // 30 s load timeout). jobgraph.pb:zeros is the damage that decoded as an empty graph.
+  { seed: 1514, options: { pool: ['poison-job', 'damaged-job-dir', 'forged-rpc'], faultsPerRun: 3, job: 'wordcount' } },
 ];
 
 describe('chaos harness: a fixed set of seeds covering every fault kind', () => {

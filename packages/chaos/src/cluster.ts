@@ -16,7 +16,7 @@ import {
   type CliIo,
   withHaServices,
 } from '@rebound/cli';
-import type { JobStatus__Output } from '@rebound/core';
+import { ClusterSecurity, Configuration, type JobStatus__Output, type JobSummary__Output } from '@rebound/core';
 import type { LeaderInfo } from '@rebound/ha';
 import { ChaosError } from './errors.js';
 
@@ -144,6 +144,25 @@ export class ChaosCluster {
     const jobId = first ? (JSON.parse(first) as { jobId?: string }).jobId : undefined;
     if (r.code !== 0 || !jobId) throw failed('submit', r);
     return jobId;
+  }
+
+  /** `rebound submit --detached --json`, whatever its outcome (a poison job's submission may fail). */
+  async submitRaw(jobFile: string, args: readonly string[]): Promise<CliResult> {
+    return rebound(['submit', join(REPO_ROOT, jobFile), '--cluster', this.workdir, '--json', '--detached', '--', ...args]).catch((err: unknown) => ({
+      code: 1,
+      stdout: '',
+      stderr: err instanceof Error ? err.message : String(err),
+    }));
+  }
+
+  /** One attempt at ListJobs from whoever leads (throws while nobody does). */
+  async listJobs(): Promise<JobSummary__Output[]> {
+    return (await this.clusterClient()).listJobs({ failoverTimeoutMs: 0 });
+  }
+
+  /** The credentials every process of this cluster uses (`local up` writes the secret into the work directory). */
+  security(): ClusterSecurity {
+    return ClusterSecurity.of(Configuration.of({ 'security.auth.token-file': ClusterPaths.secret(this.workdir) }));
   }
 
   private async clusterClient(): Promise<ClusterClient> {

@@ -16,6 +16,9 @@ export const FAULT_KINDS = [
   'flipped-byte',
   'partition-delete',
   'jobmasters-pause',
+  'poison-job',
+  'damaged-job-dir',
+  'forged-rpc',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -31,10 +34,31 @@ export const FAULT_DESCRIPTIONS: Readonly<Record<FaultKind, string>> = {
   'flipped-byte': 'all JobMasters killed, one byte of the newest event file flipped, then one started',
   'partition-delete': 'the data file of a retained, finished partition is deleted',
   'jobmasters-pause': 'every JobMaster SIGSTOPped past taskmanager.registration.timeout, then SIGCONTed',
+  'poison-job': 'a second job whose module exits, throws or hangs when a JobMaster loads it is submitted mid-job',
+  'damaged-job-dir': "a second, finished job's status.json or jobgraph.pb is overwritten with garbage, then the leader SIGKILLed",
+  'forged-rpc': 'forged calls (no or a wrong secret; the secret with a forged leader epoch) sent to the leader and a TaskManager mid-job',
 };
+
+/** What a poison job module does when a JobMaster loads it (packages/chaos/src/jobs/poison.ts). */
+export const POISON_MODES = ['exit', 'throw', 'hang'] as const;
+export type PoisonMode = (typeof POISON_MODES)[number];
+
+/**
+ * How a stored job file is damaged. Only damage that no reader can take for a valid file: a
+ * protobuf cut at a field boundary still decodes (to a smaller graph), so truncation is not used.
+ */
+export const JOB_FILE_DAMAGE = {
+  'status.json': ['torn', 'zeros', 'binary'],
+  'jobgraph.pb': ['garbage', 'zeros'],
+} as const;
+export type DamagedJobFile = keyof typeof JOB_FILE_DAMAGE;
+export type JobFileDamage = (typeof JOB_FILE_DAMAGE)[DamagedJobFile][number];
 
 /** Kinds that shape the whole run (JobMaster configuration, registration timeout): never combined. */
 export const EXCLUSIVE_FAULTS: ReadonlySet<FaultKind> = new Set(['crash-point', 'double-failure', 'jobmasters-pause']);
+
+/** Kinds that attack the cluster without taking a leader down: they test containment, not recovery. */
+export const NO_FAILOVER_FAULTS: ReadonlySet<FaultKind> = new Set(['poison-job', 'forged-rpc']);
 
 export function isFaultKind(name: string): name is FaultKind {
   return (FAULT_KINDS as readonly string[]).includes(name);
@@ -64,7 +88,10 @@ export type FaultPlan =
   | { readonly kind: 'torn-tail'; readonly trigger: Trigger; readonly mode: 'truncate' | 'zeros'; readonly cutFraction: number }
   | { readonly kind: 'flipped-byte'; readonly trigger: Trigger; readonly positionFraction: number; readonly bit: number }
   | { readonly kind: 'partition-delete'; readonly trigger: Trigger; readonly pickFraction: number; readonly duringFailover: boolean }
-  | { readonly kind: 'jobmasters-pause'; readonly trigger: Trigger; readonly extraMs: number };
+  | { readonly kind: 'jobmasters-pause'; readonly trigger: Trigger; readonly extraMs: number }
+  | { readonly kind: 'poison-job'; readonly trigger: Trigger; readonly mode: PoisonMode }
+  | { readonly kind: 'damaged-job-dir'; readonly trigger: Trigger; readonly file: DamagedJobFile; readonly damage: JobFileDamage; readonly garbageSeed: number }
+  | { readonly kind: 'forged-rpc'; readonly trigger: Trigger; readonly taskManager: number; readonly orderSeed: number };
 
 /** `debug.crash.*` settings of a crash point (debug.allow-test-options must be true as well). */
 export function crashPointConfig(p: CrashPointSpec): Record<string, string> {
@@ -115,6 +142,12 @@ export function describeFault(f: FaultPlan): string {
       return `torn-tail(${f.mode})${at}`;
     case 'partition-delete':
       return `partition-delete${f.duringFailover ? '(failover)' : ''}${at}`;
+    case 'poison-job':
+      return `poison-job(${f.mode})${at}`;
+    case 'damaged-job-dir':
+      return `damaged-job-dir(${f.file}:${f.damage})${at}`;
+    case 'forged-rpc':
+      return `forged-rpc(tm-${f.taskManager})${at}`;
     default:
       return `${f.kind}${at}`;
   }
@@ -179,6 +212,14 @@ export function drawFault(prng: Prng, kind: FaultKind, shape: JobShape, first: b
       return { kind, trigger: trigger(prng, maxTasks, 800, 1), pickFraction: prng.next(), duringFailover: prng.chance(0.5) };
     case 'jobmasters-pause':
       return { kind, trigger: trigger(prng, maxTasks, 1000), extraMs: prng.int(0, 1000) };
+    case 'poison-job':
+      return { kind, trigger: trigger(prng, maxTasks, 1000), mode: prng.pick(POISON_MODES) };
+    case 'damaged-job-dir': {
+      const file: DamagedJobFile = prng.chance(0.5) ? 'status.json' : 'jobgraph.pb';
+      return { kind, trigger: trigger(prng, maxTasks, 1000), file, damage: prng.pick(JOB_FILE_DAMAGE[file]), garbageSeed: prng.int(1, 1_000_000) };
+    }
+    case 'forged-rpc':
+      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), taskManager: prng.int(1, tms), orderSeed: prng.int(1, 1_000_000) };
   }
 }
 

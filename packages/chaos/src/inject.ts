@@ -1,4 +1,4 @@
-import { open, readdir, rm, stat, truncate } from 'node:fs/promises';
+import { open, rm, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage, sleep } from '@rebound/core';
 import { dumpJobEvents } from '@rebound/event-store';
@@ -6,7 +6,8 @@ import { HEARTBEAT_TIMEOUT_MS, PAUSE_REGISTRATION_TIMEOUT_MS } from './config.js
 import { NO_CRASH_POINTS, type FaultPlan } from './faults.js';
 import type { FaultRecord } from './results.js';
 import { finishedInDump, type RunContext } from './run-context.js';
-import { subtaskKey } from './task-log.js';
+import { finishedPartitions, waitUntil } from './observe.js';
+import { injectDamagedJobDir, injectForgedRpc, injectPoisonJob } from './inject-hostile.js';
 
 /**
  * Injects one planned fault: waits for its trigger, does it, records the disruptions (with the
@@ -43,11 +44,17 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
     await r.awaitRecovery(epoch);
     return;
   }
+  // Its second job is submitted at once, so that it has finished by the trigger.
+  if (f.kind === 'damaged-job-dir') return injectDamagedJobDir(r, f, baseline, { note, mark });
   if (!(await r.awaitTrigger(baseline, f.trigger))) {
     note('the job ended before the trigger');
     return;
   }
   switch (f.kind) {
+    case 'poison-job':
+      return injectPoisonJob(r, f, { note, mark });
+    case 'forged-rpc':
+      return injectForgedRpc(r, f, { note, mark });
     case 'leader-kill': {
       const k = await r.killLeader('leader-kill');
       if (!k) return note('no live leader to kill');
@@ -267,39 +274,3 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
     }
   }
 }
-
-/** Polls `done` every 20 ms until it holds (true), `stop` holds or the timeout passes (false). */
-async function waitUntil(done: () => Promise<boolean>, stop: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await done()) return true;
-    if (stop()) return false;
-    await sleep(20);
-  }
-  return false;
-}
-
-interface PartitionOnDisk {
-  readonly taskManagerId: string;
-  readonly name: string;
-  readonly dir: string;
-  readonly key: string;
-}
-
-/** Finished partitions (with an `index`) of the job on every TaskManager's disk. */
-async function finishedPartitions(r: RunContext): Promise<PartitionOnDisk[]> {
-  const out: PartitionOnDisk[] = [];
-  for (const p of await r.cluster.processes()) {
-    if (p.role !== 'taskmanager' || !p.dataDir) continue;
-    const jobDir = join(p.dataDir, 'partitions', r.jobId);
-    for (const name of (await readdir(jobDir).catch(() => [] as string[])).sort()) {
-      const dir = join(jobDir, name);
-      const ok = await Promise.all([stat(join(dir, 'index')), stat(join(dir, 'data'))]).then(() => true, () => false);
-      // <vertexId>-<subtask>-<attempt>-e<epoch>; the vertex id may itself contain dashes.
-      const m = /^(.*)-(\d+)-(\d+)-e(\d+)$/.exec(name);
-      if (ok && m) out.push({ taskManagerId: p.id, name, dir, key: subtaskKey(m[1]!, Number(m[2])) });
-    }
-  }
-  return out;
-}
-

@@ -4,9 +4,9 @@ import { classifyRecovery, type FaultRecord, type RunResult } from './results.js
 
 const SUBMITTED = 1_000_000;
 
-function fault(injected: boolean, atMs?: number, finished?: number): FaultRecord {
+function fault(injected: boolean, atMs?: number, finished?: number, kind: FaultRecord['kind'] = 'leader-kill'): FaultRecord {
   return {
-    kind: 'leader-kill',
+    kind,
     plan: { kind: 'leader-kill', trigger: { afterFinishedTasks: 0, delayMs: 0 } } as unknown as FaultRecord['plan'],
     description: 'leader-kill',
     injected,
@@ -48,6 +48,10 @@ describe('chaos accounting', () => {
     // Two faults: one real test of recovery is enough; a fault that was not injected never counts.
     expect(classifyRecovery([fault(true, 1_000, 0), fault(true, 6_000, 4)], SUBMITTED, end)).toBe('recovered');
     expect(classifyRecovery([fault(false, 5_000, 4), fault(true, 11_000, 4)], SUBMITTED, end)).toBe('after-job-end');
+    // A poison job or forged calls take no leader down: with finished work they test containment, not recovery.
+    expect(classifyRecovery([fault(true, 5_000, 4, 'poison-job')], SUBMITTED, end)).toBe('contained');
+    expect(classifyRecovery([fault(true, 5_000, 4, 'forged-rpc'), fault(true, 6_000, 4, 'damaged-job-dir')], SUBMITTED, end)).toBe('recovered');
+    expect(classifyRecovery([fault(true, 11_000, 4, 'forged-rpc')], SUBMITTED, end)).toBe('after-job-end');
   });
 
   it('reports correct recoveries apart from runs that passed without testing one', () => {

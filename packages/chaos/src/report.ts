@@ -126,7 +126,7 @@ export function summaryLines(s: ChaosSummary): string[] {
     `runs: ${s.runs}, passed ${s.passed}, failed ${s.failed} (${outcomes})`,
     `correct recoveries: ${s.correctRecoveries} of ${s.passed} passed runs; passed without testing a recovery: ` +
       `${s.passedBy['no-finished-work'] ?? 0} with no finished task at the fault, ${s.passedBy['after-job-end'] ?? 0} with the fault after the job ended, ` +
-      `${s.passedBy['not-injected'] ?? 0} with no fault injected`,
+      `${s.passedBy['not-injected'] ?? 0} with no fault injected, ${s.passedBy.contained ?? 0} testing containment only (poison job or forged calls, no failover)`,
     `faults injected/planned: ${faults}`,
     `finished tasks at a fault: ${t.finishedBeforeFault}; kept ${t.kept}, rerun ${t.rerun} (not durable ${t.rerunNotDurable}, TaskManager died ${t.rerunTaskManagerDied}, excused ${t.rerunExcused}, durable on a live TaskManager ${t.rerunDurableTaskManagerLived})`,
     `recovery (leader loss to running again): ${rec.count} recoveries${rec.count ? `, median ${secs(rec.median!)}, p95 ${secs(rec.p95!)}, max ${secs(rec.max!)}` : ''}`,

@@ -1,8 +1,13 @@
-import type { FaultPlan } from './faults.js';
+import { NO_FAILOVER_FAULTS, type FaultPlan } from './faults.js';
 import type { RunPlan } from './plan.js';
 import type { TaskAccounting } from './task-log.js';
 
-export type Outcome = 'ok' | 'stuck' | 'lost' | 'wrong-output' | 'not-fenced' | 'rerun-durable' | 'harness-error';
+/**
+ * `not-contained`: a poison job or a damaged job directory reached beyond its own job (a JobMaster
+ * died, the damaged job was run again or not listed as DAMAGED). `forgery-accepted`: a forged call
+ * was answered, refused otherwise than it must be, or changed what the cluster did.
+ */
+export type Outcome = 'ok' | 'stuck' | 'lost' | 'wrong-output' | 'not-fenced' | 'not-contained' | 'forgery-accepted' | 'rerun-durable' | 'harness-error';
 
 export interface FaultRecord {
   readonly kind: FaultPlan['kind'];
@@ -20,23 +25,26 @@ export interface FaultRecord {
 /**
  * What a run that passed actually tested. Only 'recovered' counts as a correct recovery: a fault
  * that hit a job with no finished task, or a job that had already ended, proves nothing about
- * keeping finished work.
+ * keeping finished work. 'contained': only faults that take no leader down (NO_FAILOVER_FAULTS)
+ * hit the running job; the run tested that they stayed contained, not a recovery.
  */
-export type RecoveryClass = 'recovered' | 'no-finished-work' | 'after-job-end' | 'not-injected';
+export type RecoveryClass = 'recovered' | 'no-finished-work' | 'contained' | 'after-job-end' | 'not-injected';
 
-export const RECOVERY_CLASSES: readonly RecoveryClass[] = ['recovered', 'no-finished-work', 'after-job-end', 'not-injected'];
+export const RECOVERY_CLASSES: readonly RecoveryClass[] = ['recovered', 'no-finished-work', 'contained', 'after-job-end', 'not-injected'];
 
 /**
  * A fault tests recovery when it was injected before the job ended (`jobEndedAt`, absolute ms;
- * undefined if it never ended) with at least one finished task. A run is 'recovered' if one of
- * its faults does; otherwise it is classified by the most telling of the others.
+ * undefined if it never ended) with at least one finished task, and took a leader down. A run is
+ * 'recovered' if one of its faults does; otherwise it is classified by the most telling of the others.
  */
 export function classifyRecovery(faults: readonly FaultRecord[], submittedAt: number, jobEndedAt: number | undefined): RecoveryClass {
   const injected = faults.filter((f) => f.injected);
   if (injected.length === 0) return 'not-injected';
   const beforeEnd = injected.filter((f) => jobEndedAt === undefined || submittedAt + (f.atMs ?? 0) < jobEndedAt);
-  if (beforeEnd.some((f) => (f.finishedTasksAtFault ?? 0) > 0)) return 'recovered';
-  return beforeEnd.length > 0 ? 'no-finished-work' : 'after-job-end';
+  const failovers = beforeEnd.filter((f) => !NO_FAILOVER_FAULTS.has(f.kind));
+  if (failovers.some((f) => (f.finishedTasksAtFault ?? 0) > 0)) return 'recovered';
+  if (failovers.length > 0) return 'no-finished-work';
+  return beforeEnd.length > 0 ? 'contained' : 'after-job-end';
 }
 
 export interface RecoveryRecord {

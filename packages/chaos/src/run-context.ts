@@ -37,6 +37,10 @@ export class RunContext {
   readonly problems: { outcome: Outcome; message: string }[] = [];
   readonly warnings: string[] = [];
   readonly fencingChecks: { epoch: number; resumedAt: number; id: string }[] = [];
+  /** Forged-call bursts: after the job, nothing may have been canceled or rerun because of them. */
+  readonly forgeries: { at: number; label: string; leaderEpoch: number }[] = [];
+  /** Checks of a fault that can only be judged once the job ended (see runAfterJobChecks). */
+  private readonly afterJob: { what: string; check: () => Promise<void> }[] = [];
   spontaneous = 0;
   readonly startedAt = Date.now();
 
@@ -76,6 +80,17 @@ export class RunContext {
         (err: unknown) => this.problem('harness-error', `${what}: ${errorMessage(err)}`),
       ),
     );
+  }
+
+  /** Runs `check` once the job ended (or its deadline passed); a throw is a harness error. */
+  checkAfterJob(what: string, check: () => Promise<void>): void {
+    this.afterJob.push({ what, check });
+  }
+
+  async runAfterJobChecks(): Promise<void> {
+    for (const { what, check } of this.afterJob.splice(0)) {
+      await check().catch((err: unknown) => this.problem('harness-error', `${what}: ${errorMessage(err)}`));
+    }
   }
 
   async settleBackground(): Promise<void> {

@@ -5,6 +5,7 @@ import { ChaosCluster } from './cluster.js';
 import { SLOTS, TASK_MANAGERS } from './config.js';
 import { NO_CRASH_POINTS, describeFault } from './faults.js';
 import { injectFault } from './inject.js';
+import { poisonedFences } from './inject-hostile.js';
 import { JOB_MODULES, checkOutput, describeJob, expectedLines, jobArgs, writeJobInput } from './jobs.js';
 import { JobMonitor } from './monitor.js';
 import { classifyRecovery, type FaultRecord, type Outcome, type RecoveryRecord, type RunOptions, type RunResult } from './results.js';
@@ -14,7 +15,7 @@ import { accountTasks, parseTaskEvents, type TaskEvent } from './task-log.js';
 export * from './config.js';
 export type * from './results.js';
 
-const OUTCOME_ORDER: readonly Outcome[] = ['stuck', 'lost', 'wrong-output', 'not-fenced', 'rerun-durable', 'harness-error'];
+const OUTCOME_ORDER: readonly Outcome[] = ['stuck', 'lost', 'wrong-output', 'not-fenced', 'not-contained', 'forgery-accepted', 'rerun-durable', 'harness-error'];
 
 function recoveryRecord(r: RecoveryReport__Output): RecoveryRecord {
   return {
@@ -133,6 +134,8 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
         for (const p of check.problems) r.problem('wrong-output', p);
       }
     }
+    // Poison and damaged jobs are judged once the main job ended: they must not have reached it.
+    await r.runAfterJobChecks();
     await r.monitor.stop();
     // The JobMaster's end time, not the monitor's (which polls): a kill just after it is after the end.
     result.recovery = classifyRecovery(records, r.submittedAt, final && final.finished_at_ms > 0 ? final.finished_at_ms : undefined);
@@ -144,6 +147,16 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
     result.tasks = acct;
     for (const v of acct.reruns.filter((x) => x.violation)) {
       r.problem('rerun-durable', `${v.vertexName} ${v.subtask} attempt ${v.attempt} finished on ${v.taskManagerId} (which lived), its finished event was durable, yet it ran again after "${v.disruption}"`);
+    }
+    // Forged calls must have changed nothing: no task canceled or rerun, no fence raised.
+    for (const fg of r.forgeries) {
+      for (const v of acct.reruns.filter((x) => x.disruption === fg.label)) {
+        r.problem('forgery-accepted', `${v.vertexName} ${v.subtask} attempt ${v.attempt} (finished on ${v.taskManagerId}) ran again after "${fg.label}" with no failover`);
+      }
+      const next = Math.min(Infinity, ...r.disruptions.filter((d) => d.at > fg.at).map((d) => d.at));
+      const canceled = events.filter((e) => e.jobId === r.jobId && e.event === 'task.cancel' && e.time >= fg.at && e.time < next);
+      if (canceled.length > 0) r.problem('forgery-accepted', `${canceled.length} task(s) canceled after "${fg.label}" with no failover, e.g. ${canceled[0]!.vertexName} ${canceled[0]!.subtask} on ${canceled[0]!.taskManagerId}`);
+      for (const p of await poisonedFences(r, fg.at)) r.problem('forgery-accepted', p);
     }
     // A leader that was stopped and resumed must not act any more.
     for (const fc of r.fencingChecks) {

@@ -132,23 +132,29 @@ describe('JobGraphStore', () => {
     await store.markTerminal('d-finished', { state: 'FINISHED', finishedAtMs: 10 });
     await writeFile(join(store.jobDir('b-garbage-status'), 'status.json'), '{"state": "FINI');
     await writeFile(join(store.jobDir('c-garbage-graph'), 'jobgraph.pb'), Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f]));
+    // Zeros decode as an empty graph; the chaos harness's damaged-job-dir fault found it listed as a job.
+    await store.putJob(graph('e-zeroed-graph', 'zeroed graph', 5), bundle);
+    await writeFile(join(store.jobDir('e-zeroed-graph'), 'jobgraph.pb'), Buffer.alloc(64));
 
     const listed = await store.listJobs();
     expect(listed.map((j) => [j.jobId, j.status?.state, j.damage !== undefined])).toEqual([
       ['b-garbage-status', undefined, true],
       ['c-garbage-graph', undefined, true],
+      ['e-zeroed-graph', undefined, true],
       ['a-good', undefined, false],
       ['d-finished', 'FINISHED', false],
     ]);
     const bStatus = listed.find((j) => j.jobId === 'b-garbage-status')!;
     expect(bStatus.damage).toMatch(/status\.json is not valid JSON.*inspect or remove .*b-garbage-status/);
     expect(listed.find((j) => j.jobId === 'c-garbage-graph')!.damage).toMatch(/jobgraph\.pb cannot be decoded/);
+    expect(listed.find((j) => j.jobId === 'e-zeroed-graph')!.damage).toMatch(/jobgraph\.pb names job '', not e-zeroed-graph/);
 
     // A takeover reads status files only: the damaged status is reported, the finished job skipped.
     expect(await store.listUnfinishedJobs()).toEqual([
       { jobId: 'a-good' },
       { jobId: 'b-garbage-status', damage: expect.stringMatching(/not valid JSON/) },
       { jobId: 'c-garbage-graph' },
+      { jobId: 'e-zeroed-graph' },
     ]);
   });
 

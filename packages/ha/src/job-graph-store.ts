@@ -118,6 +118,11 @@ export class FileJobGraphStore implements JobGraphStore {
     } catch (err) {
       throw new ReboundError(ErrorCode.JOB_INVALID, `${join(dir, JOB_GRAPH_FILE)} cannot be decoded: ${(err as Error).message}`, { cause: err });
     }
+    // A zero-filled file decodes as an empty graph (protobuf has no framing to tell): only a graph
+    // that names this job is its graph.
+    if (graph.job_id !== jobId) {
+      throw new ReboundError(ErrorCode.JOB_INVALID, `${join(dir, JOB_GRAPH_FILE)} names job '${graph.job_id}', not ${jobId}: it is not this job's graph`);
+    }
     return { graph, modulePath: join(dir, JOB_MODULE_FILE) };
   }
 
