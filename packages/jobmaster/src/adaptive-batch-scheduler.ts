@@ -65,17 +65,31 @@ export class AdaptiveBatchScheduler {
       throw new ReboundError(ErrorCode.USER_CODE, `source '${ejv.name}': estimating its splits failed: ${errorMessage(err)}`);
     }
     const max = ejv.jobVertex.max_parallelism || this.maxParallelism;
-    const parallelism = ejv.jobVertex.parallelism || configured || Math.max(1, Math.min(max, splits ?? 1));
+    // One subtask per split, but no more than the slots the cluster has now: subtasks pull splits
+    // until none are left, so more subtasks than slots only add tasks, combiners and partitions
+    // (each with its own copy of every key) that run one after the other anyway.
+    const slots = this.totalSlots();
+    const parallelism = ejv.jobVertex.parallelism || configured || Math.max(1, Math.min(max, splits ?? 1, slots > 0 ? slots : Number.MAX_SAFE_INTEGER));
     const coordinator = this.coordinators.createSource(ejv, parallelism);
     await coordinator.start();
     this.graph.initializeVertex(ejv, parallelism, [], ejv.jobVertex.parallelism === 0);
     await this.coordinators.createUserCoordinators(ejv);
   }
 
+  /** Slots of the registered TaskManagers, busy or not (0 while none has registered). */
+  private totalSlots(): number {
+    return this.ctx.registry.all().reduce((n, tm) => n + tm.slots, 0);
+  }
+
   /** Initializes a non-source vertex once all its producers finished. */
   private initializeVertex(ejv: ExecutionJobVertex): void {
     const fixed = ejv.jobVertex.parallelism;
-    const { parallelism, ranges, inputBytes } = decideVertexParallelismAndInputs(ejv, this.graph.numSubpartitionsFor(ejv.producers[0]!, this.maxParallelism), this.jobConfig);
+    const { parallelism, ranges, inputBytes } = decideVertexParallelismAndInputs(
+      ejv,
+      this.graph.numSubpartitionsFor(ejv.producers[0]!, this.maxParallelism),
+      this.jobConfig,
+      this.totalSlots(),
+    );
     this.graph.initializeVertex(
       ejv,
       parallelism,
