@@ -70,7 +70,7 @@ export const OPTIONS = {
   'taskmanager.bind-host': { kind: 'string', default: '127.0.0.1', description: 'Host the TaskManager binds and advertises.' },
   'taskmanager.port': { kind: 'int', default: '0', description: 'Port of the TaskManager (0: any free port).' },
   'taskmanager.network.block-size': { kind: 'memory', default: '32 kb', description: 'Size of the blocks a partition is written and streamed in.' },
-  'taskmanager.network.combiner.max-keys': { kind: 'int', default: '100000', description: 'Keys a producer-side combiner holds before it spills to the partition.' },
+  'taskmanager.network.combiner.max-keys': { kind: 'int', default: '500000', description: 'Keys a producer-side combiner holds before it spills to the partition (500,000 keys of a wordcount take about 60 MB).' },
   'rest.port': { kind: 'int', default: '8081', description: 'Port of the REST API, dashboard and /metrics of a JobMaster (0: any free port).' },
   'rest.bind-address': { kind: 'string', default: '127.0.0.1', description: 'Address the REST API binds to (and advertises unless it is a wildcard address).' },
   'rest.address': { kind: 'string', default: '', description: 'Host the REST URL is advertised with, as clients reach it (e.g. 127.0.0.1 for a port published by Docker); empty: the bind address, or the host name for a wildcard.' },
