@@ -73,6 +73,9 @@ export class AdaptiveBatchScheduler {
     const coordinator = this.coordinators.createSource(ejv, parallelism);
     await coordinator.start();
     this.graph.initializeVertex(ejv, parallelism, [], ejv.jobVertex.parallelism === 0);
+    // The slots are those registered at this moment: a job started while TaskManagers are still
+    // registering gets fewer source subtasks; the log says which.
+    this.logger.info({ vertexId: ejv.id, vertexName: ejv.name, parallelism, splits, slots, configured }, 'source vertex initialized');
     await this.coordinators.createUserCoordinators(ejv);
   }
 
