@@ -21,9 +21,9 @@ export interface BuildJobOptions {
    * Ask sources for their number of splits (default true), which checks that their input exists
    * before anything is submitted. It does not set their parallelism: a source without one keeps
    * parallelism 0 and the JobMaster decides it when the job starts, from the split count AND the
-   * cluster's slots. A source subtask pulls splits until none are left, so one subtask per slot
-   * does the work of one per split with one combiner and one partition per slot instead of one
-   * per split (issue 13: about half the CPU of a large-vocabulary wordcount). Processes that only
+   * cluster's slots: one subtask per slot where there are 4+ splits per slot, so a subtask pulls
+   * several splits through one combiner into one partition (issue 13: about half the CPU of a
+   * large-vocabulary wordcount), else one per split. Processes that only
    * need the operators (the graph comes from the JobGraphStore) skip the listing.
    */
   readonly estimateSplits?: boolean;

@@ -45,7 +45,7 @@ export const OPTIONS = {
   'execution.batch.adaptive.auto-parallelism.min-parallelism': { kind: 'int', default: '1', description: 'Lower bound of a decided parallelism.' },
   'execution.batch.adaptive.auto-parallelism.max-parallelism': { kind: 'int', default: '128', description: 'Upper bound of a decided parallelism, and the number of subpartitions written for adaptive consumers.' },
   'execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task': { kind: 'memory', default: '16 mb', description: 'Bytes one task of an adaptive vertex should consume.' },
-  'execution.batch.adaptive.auto-parallelism.default-source-parallelism': { kind: 'int', default: '0', description: 'Parallelism of sources that do not set one (0: one subtask per split, at most max-parallelism and at most the slots registered when the job starts).' },
+  'execution.batch.adaptive.auto-parallelism.default-source-parallelism': { kind: 'int', default: '0', description: 'Parallelism of sources that do not set one (0: one subtask per split, at most max-parallelism; one per slot registered when the job starts where there are 4 or more splits per slot).' },
   'parallelism.default': { kind: 'int', default: '0', description: 'Parallelism of non-source vertices that do not set one (0: decided adaptively).' },
   'heartbeat.interval': { kind: 'duration', default: '10 s', description: 'Interval of TaskManager heartbeats to the JobMaster.' },
   'heartbeat.timeout': { kind: 'duration', default: '50 s', description: 'A peer not heard from for this long is considered lost.' },
