@@ -144,8 +144,9 @@ describe('sources and the adaptive scheduler', () => {
       }
       const [source, counts, ...rest] = vertices;
       expect(rest).toEqual([]);
-      // One split per file, so one source subtask per file.
-      expect(source).toMatchObject({ parallelism: 12, parallelismDecidedAdaptively: false, state: 'FINISHED' });
+      // One split per file, so one source subtask per file (decided by the JobMaster: 12 splits
+      // are fewer than SPLITS_PER_SLOT_TO_CAP per slot of the 3 x 2 slots, so no cap).
+      expect(source).toMatchObject({ parallelism: 12, parallelismDecidedAdaptively: true, state: 'FINISHED' });
       expect(counts!.parallelismDecidedAdaptively).toBe(true);
       expect(counts!.bytesConsumed).toBeGreaterThan(0);
       // As packages/jobmaster/src/parallelism-decider.ts defines it: clamp(ceil(bytes / avg), min, max),

@@ -4,7 +4,8 @@
  *   npx tsx bench/throughput/profile-summary.ts DIR [--top 25] [--match taskmanager]
  */
 import { readFileSync, readdirSync } from 'node:fs';
-import { basename, join, relative } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 
 interface CallFrame {
@@ -19,7 +20,7 @@ interface ProfileNode {
   children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
@@ -87,4 +88,4 @@ function main(): void {
   }
 }
 
-main();
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) main();

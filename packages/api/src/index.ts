@@ -15,7 +15,7 @@ export {
   type JoinEqualTo,
   type JoinWhere,
 } from './dataset.js';
-export { buildJob, buildOperators, MAX_DEFAULT_SOURCE_PARALLELISM, type BuildJobOptions, type BuiltJob } from './job-graph.js';
+export { buildJob, buildOperators, type BuildJobOptions, type BuiltJob } from './job-graph.js';
 export { hashKey, subpartitionOf, groupingKey } from './hash.js';
 export { bundleJobModule, type JobModuleBundle } from './module-bundle.js';
 export { loadJobModule } from './module-loader.js';

@@ -50,7 +50,7 @@ describe('buildJob', () => {
         {
           id: 'v-op-1',
           name: 'Source: TextFiles -> FlatMap -> Map',
-          parallelism: 2, // two files, one split each
+          parallelism: 0, // decided by the JobMaster from the splits and the slots
           max_parallelism: 0,
           operator_ids: ['op-1', 'op-2', 'op-3'],
           inputs: [],
@@ -165,7 +165,7 @@ describe('buildJob', () => {
     ]);
   });
 
-  it('decides source parallelism: explicit, then the default option, then the split count (max 128)', async () => {
+  it('decides source parallelism: explicit, then the default option, else the JobMaster decides (0)', async () => {
     const def = (p?: number) =>
       defineJob('p', (env) => {
         env.generateSequence(1, 1000, { splitSize: 1, ...(p ? { parallelism: p } : {}) }).writeAsText('/p');
@@ -173,7 +173,7 @@ describe('buildJob', () => {
     const par = async (d: JobDefinition, opts = {}) => (await buildJob(d, [], opts)).graph.vertices![0]!.parallelism;
     expect(await par(def(3), { defaultSourceParallelism: 7 })).toBe(3);
     expect(await par(def(), { defaultSourceParallelism: 7 })).toBe(7);
-    expect(await par(def())).toBe(128);
+    expect(await par(def())).toBe(0);
     expect(await par(def(), { estimateSplits: false })).toBe(0);
 
     const chained = defineJob('c', (env) => {
@@ -191,7 +191,7 @@ describe('buildJob', () => {
       env.fromSource(legacySequenceSource(1, 10), 'Legacy').writeAsText('/l');
     });
     const v = (await buildJob(def, [])).graph.vertices![0]!;
-    expect(v).toMatchObject({ name: 'Legacy -> Sink: TextFiles', source_supports_batch_snapshot: false, parallelism: 1 });
+    expect(v).toMatchObject({ name: 'Legacy -> Sink: TextFiles', source_supports_batch_snapshot: false, parallelism: 0 });
   });
 
   it('rejects a dataset consumed twice, naming the operator', async () => {

@@ -24,6 +24,9 @@ interface PendingRestart {
   readonly notBeforeMs: number;
 }
 
+/** A source with at least this many splits per slot gets one subtask per slot (issue 13). */
+export const SPLITS_PER_SLOT_TO_CAP = 4;
+
 export function attemptIdOf(ev: ExecutionVertex): ExecutionAttemptId__Output {
   return { job_id: ev.jobVertex.graph.jobId, vertex_id: ev.jobVertex.id, subtask: ev.subtask, attempt: ev.attempt };
 }
@@ -65,17 +68,37 @@ export class AdaptiveBatchScheduler {
       throw new ReboundError(ErrorCode.USER_CODE, `source '${ejv.name}': estimating its splits failed: ${errorMessage(err)}`);
     }
     const max = ejv.jobVertex.max_parallelism || this.maxParallelism;
-    const parallelism = ejv.jobVertex.parallelism || configured || Math.max(1, Math.min(max, splits ?? 1));
+    // One subtask per split, except where the splits outnumber the slots SPLITS_PER_SLOT_TO_CAP
+    // times or more: then one subtask per slot. Subtasks pull splits until none are left, so waves
+    // of subtasks only add tasks, combiners and partitions (each with its own copy of every key)
+    // that run one after the other anyway; with few splits per slot, one subtask per split keeps
+    // reruns small at little cost.
+    const slots = this.totalSlots();
+    const perSplit = Math.max(1, Math.min(max, splits ?? 1));
+    const parallelism = ejv.jobVertex.parallelism || configured || (slots > 0 && perSplit >= SPLITS_PER_SLOT_TO_CAP * slots ? slots : perSplit);
     const coordinator = this.coordinators.createSource(ejv, parallelism);
     await coordinator.start();
     this.graph.initializeVertex(ejv, parallelism, [], ejv.jobVertex.parallelism === 0);
+    // The slots are those registered at this moment: a job started while TaskManagers are still
+    // registering gets fewer source subtasks; the log says which.
+    this.logger.info({ vertexId: ejv.id, vertexName: ejv.name, parallelism, splits, slots, configured }, 'source vertex initialized');
     await this.coordinators.createUserCoordinators(ejv);
+  }
+
+  /** Slots of the registered TaskManagers, busy or not (0 while none has registered). */
+  private totalSlots(): number {
+    return this.ctx.registry.all().reduce((n, tm) => n + tm.slots, 0);
   }
 
   /** Initializes a non-source vertex once all its producers finished. */
   private initializeVertex(ejv: ExecutionJobVertex): void {
     const fixed = ejv.jobVertex.parallelism;
-    const { parallelism, ranges, inputBytes } = decideVertexParallelismAndInputs(ejv, this.graph.numSubpartitionsFor(ejv.producers[0]!, this.maxParallelism), this.jobConfig);
+    const { parallelism, ranges, inputBytes } = decideVertexParallelismAndInputs(
+      ejv,
+      this.graph.numSubpartitionsFor(ejv.producers[0]!, this.maxParallelism),
+      this.jobConfig,
+      this.totalSlots(),
+    );
     this.graph.initializeVertex(
       ejv,
       parallelism,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Configuration } from '@rebound/core';
-import { decideParallelismAndInputs, decideVertexParallelismAndInputs, splitEvenly, type VertexToDecide } from './parallelism-decider.js';
+import { MIN_BYTES_PER_SPREAD_TASK, decideParallelismAndInputs, decideVertexParallelismAndInputs, splitEvenly, type VertexToDecide } from './parallelism-decider.js';
 
 const opts = { minParallelism: 1, maxParallelism: 128, avgDataVolumePerTask: 100 };
 
@@ -19,6 +19,16 @@ describe('decideParallelismAndInputs', () => {
   it('clamps to min and max parallelism', () => {
     expect(decideParallelismAndInputs([1, 1, 1, 1], { ...opts, minParallelism: 3 }).parallelism).toBe(3);
     expect(decideParallelismAndInputs(new Array(16).fill(1000), { ...opts, maxParallelism: 5 }).parallelism).toBe(5);
+  });
+
+  it('spreads a vertex over the free cores: up to one subtask per slot, one per MIN_BYTES_PER_SPREAD_TASK', () => {
+    const big = { ...opts, avgDataVolumePerTask: 16 * MIN_BYTES_PER_SPREAD_TASK };
+    const eightMb = new Array(8).fill(MIN_BYTES_PER_SPREAD_TASK);
+    expect(decideParallelismAndInputs(eightMb, big).parallelism).toBe(1);
+    expect(decideParallelismAndInputs(eightMb, { ...big, slots: 2 }).parallelism).toBe(2);
+    expect(decideParallelismAndInputs(eightMb, { ...big, slots: 16 }).parallelism).toBe(8);
+    // Too little input to be worth a second subtask.
+    expect(decideParallelismAndInputs([1000, 1000], { ...big, slots: 2 }).parallelism).toBe(1);
   });
 
   it('never decides more subtasks than subpartitions', () => {

@@ -9,7 +9,17 @@ export interface ParallelismDeciderOptions {
   minParallelism: number;
   maxParallelism: number;
   avgDataVolumePerTask: number;
+  /**
+   * Slots of the cluster when the decision is made (0: unknown). A vertex whose data volume asks
+   * for fewer subtasks than there are slots still gets up to one per slot, one per
+   * MIN_BYTES_PER_SPREAD_TASK of input: otherwise a wordcount's reduce of a few MB runs on one
+   * core while the others idle (issue 13).
+   */
+  slots?: number;
 }
+
+/** Below this much input per subtask, a subtask's fixed cost (deploy, partition reads) dominates. */
+export const MIN_BYTES_PER_SPREAD_TASK = 1024 * 1024;
 
 export interface SubpartitionRange {
   start: number;
@@ -40,7 +50,9 @@ export function decideParallelismAndInputs(
   if (fixedParallelism > 0) {
     parallelism = Math.min(fixedParallelism, n);
   } else {
-    const wanted = Math.ceil(total / Math.max(1, options.avgDataVolumePerTask));
+    let wanted = Math.ceil(total / Math.max(1, options.avgDataVolumePerTask));
+    const slots = options.slots ?? 0;
+    if (wanted < slots) wanted = Math.max(wanted, Math.min(slots, Math.floor(total / MIN_BYTES_PER_SPREAD_TASK)));
     parallelism = Math.max(options.minParallelism, Math.min(options.maxParallelism, wanted));
     parallelism = Math.max(1, Math.min(parallelism, n));
   }
@@ -114,8 +126,9 @@ export interface VertexDecision extends VertexParallelismAndInputs {
  * writes the decision a JobMaster would (bench/recovery/replay.ts).
  *
  * @param numSubpartitions subpartitions each producer wrote (ExecutionGraph.numSubpartitionsFor).
+ * @param slots slots of the cluster now (0: unknown); see ParallelismDeciderOptions.slots.
  */
-export function decideVertexParallelismAndInputs(vertex: VertexToDecide, numSubpartitions: number, config: Configuration): VertexDecision {
+export function decideVertexParallelismAndInputs(vertex: VertexToDecide, numSubpartitions: number, config: Configuration, slots = 0): VertexDecision {
   const bytes = new Array<number>(numSubpartitions).fill(0);
   for (const producer of vertex.producers) {
     for (const pv of producer.vertices) {
@@ -135,6 +148,7 @@ export function decideVertexParallelismAndInputs(vertex: VertexToDecide, numSubp
       minParallelism: config.getInt('execution.batch.adaptive.auto-parallelism.min-parallelism'),
       maxParallelism: vertex.jobVertex.max_parallelism || config.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism'),
       avgDataVolumePerTask: config.getBytes('execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task'),
+      slots,
     },
     fixed,
   );
