@@ -10,6 +10,9 @@ import { ClusterSecurity, ErrorCode, fromServiceError, loadProto, type Execution
 /** A leader epoch far above any real one: before the fence asked the leader record, one call with it fenced the real leader out. */
 export const FORGED_EPOCH = 9e15;
 
+/** A session secret (and read capability) of the right shape that no TaskManager or job has. */
+export const FORGED_SESSION = 'AAAAAAAAAAAAAAAAAAAAAA';
+
 /** What the forged calls aim at: the real job, its leader and one of its TaskManagers. */
 export interface ForgeryContext {
   readonly jobId: string;
@@ -21,6 +24,8 @@ export interface ForgeryContext {
   readonly running: ExecutionAttemptId;
   /** A finished partition of the job on that TaskManager (a made-up one if none was found). */
   readonly partition: ResultPartitionId;
+  /** Whether `partition` is real: a made-up one on a TaskManager that never ran the job has no read capability to check. */
+  readonly partitionFound: boolean;
 }
 
 export type ForgedService = 'Dispatcher' | 'JobMasterGateway' | 'TaskExecutorGateway' | 'PartitionService';
@@ -37,6 +42,8 @@ export interface ForgedCall {
   readonly request: (c: ForgeryContext) => object;
   /** The ErrorCode it must be refused with, before it changes anything. */
   readonly refusedWith: ErrorCode;
+  /** Sent only when the context has a real finished partition (the check it probes needs one). */
+  readonly needsPartition?: boolean;
 }
 
 const running = (c: ForgeryContext): ExecutionAttemptId => c.running;
@@ -128,6 +135,54 @@ export const FORGED_CALLS: readonly ForgedCall[] = [
     credentials: 'cluster',
     request: (c) => ({ epoch: FORGED_EPOCH, execution: { ...running(c), attempt: 999 }, vertex_name: 'forged' }),
     refusedWith: ErrorCode.EPOCH_UNCONFIRMED,
+  },
+  // The secret and the leader's current epoch, but not the party the call claims to be: refused
+  // by the per-TaskManager session (both directions) and the job's partition read capability.
+  {
+    name: 'UpdateTaskExecutionState FINISHED of a running task, with the secret but not its TaskManager\'s session',
+    to: 'leader',
+    service: 'JobMasterGateway',
+    method: 'UpdateTaskExecutionState',
+    credentials: 'cluster',
+    request: (c) => ({ execution: running(c), state: 'FINISHED', task_manager_id: c.taskManagerId, epoch: c.leaderEpoch, session_id: FORGED_SESSION }),
+    refusedWith: ErrorCode.PERMISSION_DENIED,
+  },
+  {
+    name: 'RequestSplit for a running task, with the secret but not its TaskManager\'s session',
+    to: 'leader',
+    service: 'JobMasterGateway',
+    method: 'RequestSplit',
+    credentials: 'cluster',
+    request: (c) => ({ execution: running(c), epoch: c.leaderEpoch, operator_id: '', task_manager_id: c.taskManagerId, session_id: FORGED_SESSION }),
+    refusedWith: ErrorCode.PERMISSION_DENIED,
+  },
+  {
+    name: 'CancelTask of a running task with the current epoch but not the TaskManager\'s session',
+    to: 'taskmanager',
+    service: 'TaskExecutorGateway',
+    method: 'CancelTask',
+    credentials: 'cluster',
+    request: (c) => ({ epoch: c.leaderEpoch, execution: running(c), session_id: FORGED_SESSION }),
+    refusedWith: ErrorCode.PERMISSION_DENIED,
+  },
+  {
+    name: 'ReleasePartitions of a finished partition with the current epoch but not the TaskManager\'s session',
+    to: 'taskmanager',
+    service: 'TaskExecutorGateway',
+    method: 'ReleasePartitions',
+    credentials: 'cluster',
+    request: (c) => ({ epoch: c.leaderEpoch, partitions: [c.partition], session_id: FORGED_SESSION }),
+    refusedWith: ErrorCode.PERMISSION_DENIED,
+  },
+  {
+    name: 'ReadSubpartitions of a finished partition, with the secret but without the job\'s read capability',
+    to: 'taskmanager',
+    service: 'PartitionService',
+    method: 'ReadSubpartitions',
+    credentials: 'cluster',
+    request: (c) => ({ partition_id: c.partition, subpartition_start: 0, subpartition_end: 0, read_capability: FORGED_SESSION }),
+    refusedWith: ErrorCode.PERMISSION_DENIED,
+    needsPartition: true,
   },
   // The secret and an epoch older than the leader's: a deposed leader, refused as stale.
   {

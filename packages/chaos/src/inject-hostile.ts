@@ -247,11 +247,12 @@ export async function injectForgedRpc(r: RunContext, f: Of<'forged-rpc'>, h: Fau
     partition: partition
       ? { job_id: r.jobId, vertex_id: partition.vertexId, subtask: partition.subtask, attempt: partition.attempt, epoch: partition.epoch }
       : { job_id: r.jobId, vertex_id: 'forged-vertex', subtask: 0, attempt: 0, epoch: leader.epoch },
+    partitionFound: partition !== undefined,
   };
   const credentials = { none: ClusterSecurity.none(), wrong: await wrongSecurity(r, f.orderSeed), cluster: r.cluster.security() };
   // The order is drawn: a forged call must be refused whatever came before it.
   const prng = new Prng(f.orderSeed);
-  const calls = [...FORGED_CALLS];
+  const calls = FORGED_CALLS.filter((c) => !c.needsPartition || ctx.partitionFound);
   for (let i = calls.length - 1; i > 0; i--) {
     const j = prng.int(0, i);
     [calls[i], calls[j]] = [calls[j]!, calls[i]!];
