@@ -81,8 +81,9 @@ describe('authentication', () => {
         }
       }
     }
-    // 5 Dispatcher + 6 JobMasterGateway + 5 TaskExecutorGateway + 1 PartitionService, twice.
-    expect(refused).toHaveLength(34);
+    // 5 Dispatcher + 6 JobMasterGateway + 6 TaskExecutorGateway (HeartbeatFromJobManager included)
+    // + 1 PartitionService, twice.
+    expect(refused).toHaveLength(36);
   });
 
   it('the CLI says which secret to use, and works with it', async () => {
