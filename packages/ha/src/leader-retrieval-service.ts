@@ -1,6 +1,7 @@
 import { type Configuration, ErrorCode, type Logger, PeriodicTask, ReboundError } from '@rebound/core';
 import type { LeaderRetrieval, LeaderRetrievalListener } from './ha-services.js';
 import { type LeaderInfo, readLeader } from './leader-info.js';
+import { LeaderWaiters, isLeaderChange } from './leader-waiters.js';
 
 export type { LeaderRetrievalListener } from './ha-services.js';
 
@@ -8,10 +9,6 @@ export interface LeaderRetrievalServiceOptions {
   readonly haDir: string;
   readonly config: Configuration;
   readonly logger: Logger;
-}
-
-interface Waiter {
-  resolve(info: LeaderInfo): void;
 }
 
 /**
@@ -28,7 +25,7 @@ export class LeaderRetrievalService implements LeaderRetrieval {
   private leader: LeaderInfo | undefined;
   private started = false;
   private polling = false;
-  private readonly waiters = new Set<Waiter>();
+  private readonly waiters = new LeaderWaiters();
   private lastError: string | undefined;
 
   constructor(options: LeaderRetrievalServiceOptions) {
@@ -63,27 +60,16 @@ export class LeaderRetrievalService implements LeaderRetrieval {
    */
   async waitForLeader(timeoutMs: number): Promise<LeaderInfo> {
     if (this.leader) return this.leader;
-    let timer: NodeJS.Timeout | undefined;
-    let waiter: Waiter | undefined;
-    try {
-      return await new Promise<LeaderInfo>((resolve, reject) => {
-        waiter = { resolve };
-        this.waiters.add(waiter);
-        timer = setTimeout(() => {
-          reject(
-            new ReboundError(
-              ErrorCode.LEADER_NOT_FOUND,
-              `no JobMaster leader in ${this.haDir} after ${timeoutMs} ms${this.lastError ? ` (${this.lastError})` : ''}; check that a JobMaster runs with --ha-dir ${this.haDir}`,
-            ),
-          );
-        }, timeoutMs);
-        this.ensurePolling();
-      });
-    } finally {
-      if (timer) clearTimeout(timer);
-      if (waiter) this.waiters.delete(waiter);
-      this.updatePolling();
-    }
+    return this.waiters.wait(
+      timeoutMs,
+      () =>
+        new ReboundError(
+          ErrorCode.LEADER_NOT_FOUND,
+          `no JobMaster leader in ${this.haDir} after ${timeoutMs} ms${this.lastError ? ` (${this.lastError})` : ''}; check that a JobMaster runs with --ha-dir ${this.haDir}`,
+        ),
+      () => this.ensurePolling(),
+      () => this.updatePolling(),
+    );
   }
 
   private ensurePolling(): void {
@@ -110,10 +96,10 @@ export class LeaderRetrievalService implements LeaderRetrieval {
     this.lastError = undefined;
     if (!info) return;
     const prev = this.leader;
-    if (prev && (info.epoch < prev.epoch || (info.epoch === prev.epoch && info.address === prev.address))) return;
+    if (!isLeaderChange(prev, info)) return;
     this.leader = info;
     this.logger.info({ epoch: info.epoch, address: info.address, jobmasterId: info.jobmasterId }, 'leader changed');
-    for (const w of this.waiters) w.resolve(info);
+    this.waiters.resolve(info);
     const listener = this.listener;
     if (listener) {
       try {

@@ -2,12 +2,9 @@ import type { Watcher } from 'etcd3';
 import { ErrorCode, errorMessage, type Logger, ReboundError } from '@rebound/core';
 import type { LeaderRetrieval, LeaderRetrievalListener } from '../ha-services.js';
 import type { LeaderInfo } from '../leader-info.js';
+import { LeaderWaiters, isLeaderChange } from '../leader-waiters.js';
 import type { EtcdConnection } from './etcd-connection.js';
 import { leaderFromKv } from './etcd-leader-record.js';
-
-interface Waiter {
-  resolve(info: LeaderInfo): void;
-}
 
 /**
  * Follows `/<cluster-id>/leader` with an etcd watch, for TaskManagers and clients. As with the file
@@ -21,7 +18,7 @@ export class EtcdLeaderRetrievalService implements LeaderRetrieval {
   private started = false;
   private watcher: Watcher | undefined;
   private watching: Promise<void> | undefined;
-  private readonly waiters = new Set<Waiter>();
+  private readonly waiters = new LeaderWaiters();
   private lastError: string | undefined;
 
   constructor(
@@ -51,27 +48,16 @@ export class EtcdLeaderRetrievalService implements LeaderRetrieval {
 
   async waitForLeader(timeoutMs: number): Promise<LeaderInfo> {
     if (this.leader) return this.leader;
-    let timer: NodeJS.Timeout | undefined;
-    let waiter: Waiter | undefined;
-    try {
-      return await new Promise<LeaderInfo>((resolve, reject) => {
-        waiter = { resolve };
-        this.waiters.add(waiter);
-        timer = setTimeout(() => {
-          reject(
-            new ReboundError(
-              ErrorCode.LEADER_NOT_FOUND,
-              `no JobMaster leader at ${this.conn.keys.leader} in ${this.conn.describe()} after ${timeoutMs} ms${this.lastError ? ` (${this.lastError})` : ''}; check that a JobMaster runs with the same high-availability.etcd.endpoints and high-availability.cluster-id`,
-            ),
-          );
-        }, timeoutMs);
-        void this.ensureWatching();
-      });
-    } finally {
-      clearTimeout(timer);
-      if (waiter) this.waiters.delete(waiter);
-      this.updateWatching();
-    }
+    return this.waiters.wait(
+      timeoutMs,
+      () =>
+        new ReboundError(
+          ErrorCode.LEADER_NOT_FOUND,
+          `no JobMaster leader at ${this.conn.keys.leader} in ${this.conn.describe()} after ${timeoutMs} ms${this.lastError ? ` (${this.lastError})` : ''}; check that a JobMaster runs with the same high-availability.etcd.endpoints and high-availability.cluster-id`,
+        ),
+      () => void this.ensureWatching(),
+      () => this.updateWatching(),
+    );
   }
 
   async refresh(): Promise<LeaderInfo | undefined> {
@@ -135,10 +121,10 @@ export class EtcdLeaderRetrievalService implements LeaderRetrieval {
   private async offer(info: LeaderInfo): Promise<void> {
     this.lastError = undefined;
     const prev = this.leader;
-    if (prev && (info.epoch < prev.epoch || (info.epoch === prev.epoch && info.address === prev.address))) return;
+    if (!isLeaderChange(prev, info)) return;
     this.leader = info;
     this.logger.info({ epoch: info.epoch, address: info.address, jobmasterId: info.jobmasterId }, 'leader changed');
-    for (const w of this.waiters) w.resolve(info);
+    this.waiters.resolve(info);
     const listener = this.listener;
     if (listener) {
       try {
