@@ -60,6 +60,33 @@ function checkJobId(jobId: string): void {
   }
 }
 
+/** The stored form of a terminal status (both backends); refuses a state that is not terminal. */
+export function encodeTerminalStatus(status: TerminalJobStatus): string {
+  if (!isTerminalJobState(status.state)) {
+    throw new ReboundError(ErrorCode.ILLEGAL_STATE, `'${status.state}' is not a terminal job state`);
+  }
+  const record: TerminalJobStatus = {
+    state: status.state,
+    finishedAtMs: status.finishedAtMs,
+    ...(status.failure !== undefined ? { failure: status.failure } : {}),
+  };
+  return `${JSON.stringify(record)}\n`;
+}
+
+/** Reads what encodeTerminalStatus wrote; `where` (a file or key) names it in the error. */
+export function decodeTerminalStatus(text: string, where: string): TerminalJobStatus {
+  let o: Partial<TerminalJobStatus>;
+  try {
+    o = JSON.parse(text) as Partial<TerminalJobStatus>;
+  } catch {
+    throw new ReboundError(ErrorCode.HA_DIR_INVALID, `${where} is not valid JSON`);
+  }
+  if (typeof o !== 'object' || o === null || typeof o.state !== 'string' || !isTerminalJobState(o.state) || typeof o.finishedAtMs !== 'number') {
+    throw new ReboundError(ErrorCode.HA_DIR_INVALID, `${where} is not a terminal job status`);
+  }
+  return { state: o.state, finishedAtMs: o.finishedAtMs, ...(typeof o.failure === 'string' ? { failure: o.failure } : {}) };
+}
+
 function checkAttachmentName(name: string): void {
   if (!isSafeName(name)) {
     throw new ReboundError(ErrorCode.ILLEGAL_STATE, `job attachment name '${name}' is not a plain file name`);
@@ -145,16 +172,9 @@ export class FileJobGraphStore implements JobGraphStore {
 
   /** Records that a job reached a globally terminal state, so no leader runs it again. */
   async markTerminal(jobId: string, status: TerminalJobStatus): Promise<void> {
-    if (!isTerminalJobState(status.state)) {
-      throw new ReboundError(ErrorCode.ILLEGAL_STATE, `'${status.state}' is not a terminal job state`);
-    }
+    const record = encodeTerminalStatus(status);
     await this.requireJob(jobId);
-    const record: TerminalJobStatus = {
-      state: status.state,
-      finishedAtMs: status.finishedAtMs,
-      ...(status.failure !== undefined ? { failure: status.failure } : {}),
-    };
-    await writeFileAtomic(join(this.jobDir(jobId), JOB_STATUS_FILE), `${JSON.stringify(record)}\n`);
+    await writeFileAtomic(join(this.jobDir(jobId), JOB_STATUS_FILE), record);
   }
 
   async getTerminalStatus(jobId: string): Promise<TerminalJobStatus | undefined> {
@@ -167,20 +187,7 @@ export class FileJobGraphStore implements JobGraphStore {
       if (isErrno(err, 'ENOENT')) return undefined;
       throw err;
     }
-    let o: Partial<TerminalJobStatus>;
-    try {
-      o = JSON.parse(text) as Partial<TerminalJobStatus>;
-    } catch {
-      throw new ReboundError(ErrorCode.HA_DIR_INVALID, `${path} is not valid JSON`);
-    }
-    if (typeof o !== 'object' || o === null || typeof o.state !== 'string' || !isTerminalJobState(o.state) || typeof o.finishedAtMs !== 'number') {
-      throw new ReboundError(ErrorCode.HA_DIR_INVALID, `${path} is not a terminal job status`);
-    }
-    return {
-      state: o.state,
-      finishedAtMs: o.finishedAtMs,
-      ...(typeof o.failure === 'string' ? { failure: o.failure } : {}),
-    };
+    return decodeTerminalStatus(text, path);
   }
 
   /**

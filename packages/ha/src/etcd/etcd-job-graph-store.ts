@@ -7,7 +7,6 @@ import {
   errorMessage,
   ErrorCode,
   IllegalStateError,
-  isTerminalJobState,
   type JobGraph,
   type JobGraph__Output,
   JobNotFoundError,
@@ -17,7 +16,7 @@ import {
 } from '@rebound/core';
 import { HaPaths, TMP_MARKER } from '../ha-dir.js';
 import type { JobGraphStore } from '../ha-services.js';
-import { JOB_MODULE_FILE, type StoredJob, type StoredJobSummary, type TerminalJobStatus } from '../job-graph-store.js';
+import { JOB_MODULE_FILE, decodeTerminalStatus, encodeTerminalStatus, type StoredJob, type StoredJobSummary, type TerminalJobStatus } from '../job-graph-store.js';
 import { type EtcdConnection, prefixEnd } from './etcd-connection.js';
 
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
@@ -131,17 +130,10 @@ export class EtcdJobGraphStore implements JobGraphStore {
   }
 
   async markTerminal(jobId: string, status: TerminalJobStatus): Promise<void> {
-    if (!isTerminalJobState(status.state)) {
-      throw new ReboundError(ErrorCode.ILLEGAL_STATE, `'${status.state}' is not a terminal job state`);
-    }
+    const record = encodeTerminalStatus(status);
     await this.requireJob(jobId);
-    const record: TerminalJobStatus = {
-      state: status.state,
-      finishedAtMs: status.finishedAtMs,
-      ...(status.failure !== undefined ? { failure: status.failure } : {}),
-    };
     const key = this.conn.keys.jobStatus(jobId);
-    await this.guarded('recording the terminal status', key, [this.put(key, `${JSON.stringify(record)}\n`)]);
+    await this.guarded('recording the terminal status', key, [this.put(key, record)]);
   }
 
   async getTerminalStatus(jobId: string): Promise<TerminalJobStatus | undefined> {
@@ -149,16 +141,7 @@ export class EtcdJobGraphStore implements JobGraphStore {
     const key = this.conn.keys.jobStatus(jobId);
     const { kv } = await this.conn.get(key);
     if (!kv) return undefined;
-    let o: Partial<TerminalJobStatus>;
-    try {
-      o = JSON.parse(kv.value.toString('utf8')) as Partial<TerminalJobStatus>;
-    } catch {
-      throw new ReboundError(ErrorCode.HA_DIR_INVALID, `etcd key ${key} is not valid JSON`);
-    }
-    if (typeof o !== 'object' || o === null || typeof o.state !== 'string' || !isTerminalJobState(o.state) || typeof o.finishedAtMs !== 'number') {
-      throw new ReboundError(ErrorCode.HA_DIR_INVALID, `etcd key ${key} is not a terminal job status`);
-    }
-    return { state: o.state, finishedAtMs: o.finishedAtMs, ...(typeof o.failure === 'string' ? { failure: o.failure } : {}) };
+    return decodeTerminalStatus(kv.value.toString('utf8'), `etcd key ${key}`);
   }
 
   async listJobs(): Promise<StoredJobSummary[]> {
