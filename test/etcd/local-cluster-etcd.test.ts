@@ -19,6 +19,7 @@ import {
   waitForLog,
   waitForNewLeader,
 } from '../recovery-util.js';
+import { http } from '../rest-util.js';
 import { diffMaps, makeTempDir, readSinkOutput } from '../util.js';
 
 const available = etcdAvailable();
@@ -70,6 +71,23 @@ describe.skipIf(!available)('a local cluster on etcd', () => {
     const status = await cluster.rebound(['local', 'status']);
     expect(status.stdout).toContain(`leader   ${leader!.jobmasterId} (epoch ${leader!.epoch})`);
     await expect(stat(join(cluster.haDir, 'leader.json'))).rejects.toThrow(/ENOENT/);
+    // Endpoints live in etcd too: the dashboard's view of the cluster comes from there.
+    await expect(stat(join(cluster.haDir, 'endpoints'))).rejects.toThrow(/ENOENT/);
+    const jm = (await cluster.processes()).find((p) => p.id === leader!.jobmasterId);
+    expect(jm?.restUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const view = await http<{ jobmasters: { id: string; restUrl: string | null; alive: boolean | null }[]; taskmanagers: { id: string; alive: boolean | null }[] }>(`${jm!.restUrl}/cluster`, {
+      headers: cluster.security().httpHeaders(),
+    });
+    expect(view.status).toBe(200);
+    expect(view.body.jobmasters.map((j) => [j.id, j.alive, j.restUrl !== null])).toEqual([
+      ['jm-1', true, true],
+      ['jm-2', true, true],
+    ]);
+    expect(view.body.taskmanagers.map((t) => [t.id, t.alive])).toEqual([
+      ['tm-1', true],
+      ['tm-2', true],
+      ['tm-3', true],
+    ]);
     // `local kill-leader` asks etcd who leads; a standby takes over once the lease expires there.
     const kill = await cluster.rebound(['local', 'kill-leader', '--json']);
     expect(kill.code).toBe(0);
@@ -97,6 +115,7 @@ describe.skipIf(!available)('a local cluster on etcd', () => {
     const source = s.vertices[0]!;
     const middle = s.vertices[1]!;
     await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length === source.parallelism, 30_000, 'every source subtask finished');
+    const killedAt = Date.now();
     const killed = await killLeader(cluster);
     const before = { jobmasterId: killed.id, epoch: killed.epoch };
     const atKill = finishedInLog(await readEventLog(cluster, jobId));
@@ -111,7 +130,12 @@ describe.skipIf(!available)('a local cluster on etcd', () => {
     expect(diffMaps(expectedHistogram(records, keys), await readSinkOutput(out))).toEqual([]);
     const redeployed = deploymentsAfter(await cluster.taskEvents(), jobId, before.epoch);
     expect(redeployedSubtasks(redeployed)).toEqual(allSubtasks(final.vertices).filter((k) => !atKill.has(k)));
-    expect(firstRecoveryAfter(final.recoveries, before.epoch)).toMatchObject({ restartedFromScratch: false, executionsRecovered: atKill.size });
+    const recovery = firstRecoveryAfter(final.recoveries, before.epoch);
+    expect(recovery).toMatchObject({ restartedFromScratch: false, executionsRecovered: atKill.size });
+    // The new leader saw the old one's key expire and dates its loss from the lease, not from the
+    // newest event (which is older: the job was quiet, mid-stage, when the leader died).
+    expect(recovery!.oldLeaderLastHeardMs).toBeGreaterThanOrEqual(killedAt - 3_000);
+    expect(recovery!.oldLeaderLastHeardMs).toBeLessThanOrEqual(recovery!.electedAtMs);
 
     // `rebound events` reads the event log from storageDir.
     const ev = await cluster.rebound(['events', jobId]);

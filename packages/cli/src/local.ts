@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { ClusterSecurity, Configuration, ErrorCode, ReboundError, errorMessage, sleep, type ClusterOverview__Output } from '@rebound/core';
-import { createHaServices, readEndpoint, type HighAvailabilityServices, type LeaderInfo } from '@rebound/ha';
+import { createHaServices, type HighAvailabilityServices, type LeaderInfo } from '@rebound/ha';
 import { buildConfiguration, parseDynamicProperties } from './args.js';
 import { ClusterClient, clientConfiguration, clientOptionsFrom, type ClusterTarget } from './client.js';
 import {
@@ -120,9 +120,9 @@ export function httpPortFor(role: ProcessRole, id: string, config: Readonly<Reco
   return { [key]: String(Number(base) + Math.max(0, n - 1)) };
 }
 
-/** The REST or metrics URL a daemon published in the HA directory (absent for older daemons). */
-async function withHttpUrl(haDir: string, p: ClusterProcess): Promise<ClusterProcess> {
-  const ep = await readEndpoint(haDir, p.id).catch(() => undefined);
+/** The REST or metrics URL a daemon published through the HA services (absent for older daemons). */
+async function withHttpUrl(ha: HighAvailabilityServices, p: ClusterProcess): Promise<ClusterProcess> {
+  const ep = await ha.endpoints().read(p.id).catch(() => undefined);
   if (!ep || ep.pid !== p.pid) return p;
   return { ...p, ...(ep.restUrl ? { restUrl: ep.restUrl } : {}), ...(ep.metricsUrl ? { metricsUrl: ep.metricsUrl } : {}) };
 }
@@ -152,7 +152,7 @@ async function startDaemons(
     f = upsertProcess(f, { id: d.spec.id, role: d.spec.role, pid: d.pid, address: '', logFile: d.logFile, ...(d.dataDir ? { dataDir: d.dataDir } : {}), ...(d.spec.slots !== undefined ? { slots: d.spec.slots } : {}), startedAtMs: Date.now() });
   }
   await update(f);
-  const ready = await Promise.all(spawned.map(async (d) => withHttpUrl(resolve(workdir, file().haDir), await waitForReady(d, deadline))));
+  const ready = await withLocalHa(workdir, file(), (ha) => Promise.all(spawned.map(async (d) => withHttpUrl(ha, await waitForReady(d, deadline)))));
   f = file();
   for (const p of ready) f = upsertProcess(f, p);
   await update(f);

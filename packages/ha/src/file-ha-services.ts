@@ -1,4 +1,5 @@
 import { type Configuration, systemClock } from '@rebound/core';
+import { type EndpointRegistry, FileEndpointRegistry } from './endpoints.js';
 import { HaPaths, assertHaDirInitialized } from './ha-dir.js';
 import type { HighAvailabilityServices, JobGraphStore, LeaderElection, LeaderElectionOptions, LeaderRetrieval } from './ha-services.js';
 import type { LeaderEpochSource } from './epoch-fence.js';
@@ -54,6 +55,10 @@ export class FileHaServices implements HighAvailabilityServices {
 
   leaderJobGraphStore(): JobGraphStore {
     return new FileJobGraphStore(this.storageDir);
+  }
+
+  endpoints(): EndpointRegistry {
+    return new FileEndpointRegistry(this.haDir);
   }
 
   assertUsable(): Promise<void> {

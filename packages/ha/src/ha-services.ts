@@ -1,4 +1,5 @@
 import type { Clock, JobGraph, Logger } from '@rebound/core';
+import type { EndpointRegistry } from './endpoints.js';
 import type { LeaderEpochSource } from './epoch-fence.js';
 import type { StoredJob, StoredJobSummary, TerminalJobStatus } from './job-graph-store.js';
 import type { LeaderInfo } from './leader-info.js';
@@ -109,6 +110,8 @@ export interface HighAvailabilityServices {
   jobGraphStore(): JobGraphStore;
   /** The job store of the leader of `epoch`: writes are fenced by that epoch where the backend can. */
   leaderJobGraphStore(epoch: number): JobGraphStore;
+  /** Where every process publishes its gRPC, REST and metrics addresses (one registry per services object). */
+  endpoints(): EndpointRegistry;
   /**
    * Fails fast with the fix in the message when a client or TaskManager points at HA state that
    * cannot be used (no such HA directory, etcd unreachable).

@@ -26,4 +26,4 @@ export {
   JOB_STATUS_FILE,
 } from './job-graph-store.js';
 export { EpochFence, UnconfirmedEpochError, type LeaderEpochSource } from './epoch-fence.js';
-export { type ProcessEndpoint, ENDPOINTS_DIR, publishEndpoint, withdrawEndpoint, listEndpoints, readEndpoint, endpointAlive } from './endpoints.js';
+export { type ProcessEndpoint, type ProcessEndpointInput, type EndpointRegistry, ENDPOINTS_DIR, FileEndpointRegistry } from './endpoints.js';

@@ -13,7 +13,7 @@ import {
   systemClock,
 } from '@rebound/core';
 import type { Clock, Configuration, DispatcherHandlers, JobMasterGatewayHandlers, Logger } from '@rebound/core';
-import { createHaServices, publishEndpoint, withdrawEndpoint, type HighAvailabilityServices } from '@rebound/ha';
+import { createHaServices, type HighAvailabilityServices } from '@rebound/ha';
 import { JobModuleProbe } from './job-module-probe.js';
 import { LeaderServices } from './leader-services.js';
 import { startRestServer } from './rest/index.js';
@@ -104,13 +104,14 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   // Before the election: a leader is observable from its first moment, a standby from its start.
   let rest;
   try {
-    rest = await startRestServer({ id, haDir, ha, config, logger: opts.logger, clock, leader: () => leader });
+    rest = await startRestServer({ id, ha, config, logger: opts.logger, clock, leader: () => leader });
   } catch (err) {
     await shutdownServer(server);
     if (ownsHa) await ha.close();
     throw err;
   }
-  await publishEndpoint(haDir, { id, role: 'jobmaster', address, restUrl: rest.url, startedAtMs: clock.now() });
+  const endpoints = ha.endpoints();
+  await endpoints.publish({ id, role: 'jobmaster', address, restUrl: rest.url, startedAtMs: clock.now() });
   const restServer = rest;
 
   const election = ha.createLeaderElectionService({ contenderId: id, address, logger: opts.logger.child({ component: 'LeaderElection' }), clock });
@@ -157,7 +158,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       await l?.close();
       await probe.close();
       await restServer.close();
-      await withdrawEndpoint(haDir, id).catch(() => undefined);
+      await endpoints.withdraw(id).catch(() => undefined);
       await shutdownServer(server);
       if (ownsHa) await ha.close();
       logger.info('JobMaster stopped');

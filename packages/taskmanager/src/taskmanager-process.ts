@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ClusterSecurity, HealthServices, HealthStatusManager, bindServer, loadHealthProto, loadProto, newSessionSecret, shutdownServer, systemClock } from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
-import { EpochFence, createHaServices, publishEndpoint, withdrawEndpoint, type HighAvailabilityServices } from '@rebound/ha';
+import { EpochFence, createHaServices, type HighAvailabilityServices } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
 import { createTaskManagerRegistry, startMetricsServer } from './metrics-server.js';
 import { ModuleCache } from './module-cache.js';
@@ -104,7 +104,8 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
     throw err;
   }
   const metricsServer = metrics;
-  await publishEndpoint(opts.haDir, { id: opts.id, role: 'taskmanager', address, metricsUrl: metricsServer.url, startedAtMs: clock.now() });
+  const endpoints = ha.endpoints();
+  await endpoints.publish({ id: opts.id, role: 'taskmanager', address, metricsUrl: metricsServer.url, startedAtMs: clock.now() });
   jobLeader.start();
   health.setStatus(HealthServices.server, 'SERVING');
   logger.info({ address, slots: opts.slots, dataDir: opts.dataDir, metricsUrl: metricsServer.url }, 'TaskManager started');
@@ -117,7 +118,7 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
       await jobLeader.stop();
       await executor.close();
       await metricsServer.close();
-      await withdrawEndpoint(opts.haDir, opts.id).catch(() => undefined);
+      await endpoints.withdraw(opts.id).catch(() => undefined);
       await shutdownServer(server);
       await store.close();
       if (ownsHa) await ha.close();

@@ -17,6 +17,12 @@ export class EtcdKeys {
   get leader(): string {
     return `/${this.clusterId}/leader`;
   }
+  get endpointsPrefix(): string {
+    return `/${this.clusterId}/endpoints/`;
+  }
+  endpoint(id: string): string {
+    return `${this.endpointsPrefix}${id}`;
+  }
   get jobsPrefix(): string {
     return `/${this.clusterId}/jobs/`;
   }

@@ -125,4 +125,57 @@ describe.skipIf(!available)('etcd fencing across processes', () => {
       await ha.close();
     }
   });
+
+  it("a standby that takes over a SIGKILLed leader's expired key knows when that leader was last heard of; after a clean step-down it reports none", async () => {
+    const clusterId = `last-heard-${process.pid}`;
+    const a = new Contender('jm-a', etcd.endpointList, clusterId, storage);
+    procs.push(a);
+    await a.line(/^GRANTED \d+$/, 0, 60_000);
+    expect(await a.line(/^LAST-HEARD /, 0, 30_000)).toBe('LAST-HEARD none');
+    const b = new Contender('jm-b', etcd.endpointList, clusterId, storage);
+    procs.push(b);
+    await b.line(/^STARTED$/, 0, 60_000);
+    const killedAt = Date.now();
+    a.kill();
+    await b.line(/^GRANTED \d+$/, 0, 30_000);
+    const heard = Number((await b.line(/^LAST-HEARD /, 0, 30_000)).split(' ')[1]);
+    // a renewed every 300 ms until the kill; b saw the 2 s lease run out and subtracted it.
+    expect(heard).toBeLessThanOrEqual(killedAt + 3_000);
+    expect(heard).toBeGreaterThanOrEqual(killedAt - 3_000);
+
+    const c = new Contender('jm-c', etcd.endpointList, clusterId, storage);
+    procs.push(c);
+    await c.line(/^STARTED$/, 0, 60_000);
+    b.proc.kill('SIGTERM');
+    await c.line(/^GRANTED \d+$/, 0, 30_000);
+    expect(await c.line(/^LAST-HEARD /, 0, 30_000)).toBe('LAST-HEARD none');
+  });
+
+  it("a process's endpoint is listed while it lives and is gone a lease timeout after its SIGKILL", async () => {
+    const clusterId = `endpoints-${process.pid}`;
+    const tm = new Contender('tm-x', etcd.endpointList, clusterId, storage);
+    procs.push(tm);
+    await tm.line(/^STARTED$/, 0, 60_000);
+    tm.proc.stdin!.write('PUBLISH\n');
+    await tm.line(/^PUBLISHED$/, 0, 30_000);
+    const ha = createHaServices(
+      Configuration.of({ 'high-availability.type': 'etcd', 'high-availability.etcd.endpoints': etcd.endpointList, 'high-availability.cluster-id': clusterId }),
+      storage,
+    );
+    try {
+      const registry = ha.endpoints();
+      expect((await registry.list()).map((e) => [e.id, e.pid])).toEqual([['tm-x', tm.proc.pid]]);
+      expect(registry.alive((await registry.read('tm-x'))!)).toBe(true);
+      tm.kill();
+      // Nobody withdrew it: only the end of its lease (2 s, no more keep-alives) removes it.
+      const deadline = Date.now() + 30_000;
+      while ((await registry.read('tm-x')) !== undefined) {
+        if (Date.now() > deadline) throw new Error('the endpoint of a killed process is still listed after 30 s');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await registry.list()).toEqual([]);
+    } finally {
+      await ha.close();
+    }
+  });
 });

@@ -269,4 +269,29 @@ describe.skipIf(!available)('etcd HA services (real etcd)', () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
     expect(() => createHaServices(Configuration.of({ 'high-availability.type': 'etcd' }), storage)).toThrow(/high-availability\.etcd\.endpoints is empty/);
   });
+
+  it('endpoints: withdrawn at once, and published again under a new lease when etcd drops the old one', async () => {
+    newCluster();
+    const a = services();
+    const reader = services();
+    await a.endpoints().publish({ id: 'jm-1', role: 'jobmaster', address: '127.0.0.1:1', restUrl: 'http://127.0.0.1:8081', startedAtMs: 5 });
+    await a.endpoints().publish({ id: 'tm-1', role: 'taskmanager', address: '127.0.0.1:2', metricsUrl: 'http://127.0.0.1:9249', startedAtMs: 6 });
+    expect((await reader.endpoints().list()).map((e) => e.id)).toEqual(['jm-1', 'tm-1']);
+    expect(await reader.endpoints().read('jm-1')).toMatchObject({ role: 'jobmaster', restUrl: 'http://127.0.0.1:8081', pid: process.pid });
+
+    // Revoked behind the publisher's back (as an etcd outage longer than the lease would do).
+    const { kv } = await (reader as EtcdHaServices).connection.get(`/${clusterId}/endpoints/jm-1`);
+    await (reader as EtcdHaServices).connection.client.leaseClient.leaseRevoke({ ID: kv!.lease });
+    expect(await reader.endpoints().read('jm-1')).toBeUndefined();
+    await until('both endpoints are back', async () => (await reader.endpoints().list()).length === 2, 15_000);
+    const { kv: again } = await (reader as EtcdHaServices).connection.get(`/${clusterId}/endpoints/jm-1`);
+    expect(again!.lease).not.toBe(kv!.lease);
+
+    await a.endpoints().withdraw('tm-1');
+    expect((await reader.endpoints().list()).map((e) => e.id)).toEqual(['jm-1']);
+    await a.close();
+    // Closing revokes the lease: a clean shutdown leaves no record behind.
+    expect(await reader.endpoints().list()).toEqual([]);
+  });
 });
+

@@ -2,7 +2,9 @@ import { type Configuration, type Logger } from '@rebound/core';
 import type { LeaderEpochSource } from '../epoch-fence.js';
 import type { HighAvailabilityServices, JobGraphStore, LeaderElection, LeaderElectionOptions, LeaderRetrieval } from '../ha-services.js';
 import type { LeaderInfo } from '../leader-info.js';
+import type { EndpointRegistry } from '../endpoints.js';
 import { EtcdConnection } from './etcd-connection.js';
+import { EtcdEndpointRegistry } from './etcd-endpoint-registry.js';
 import { EtcdJobGraphStore } from './etcd-job-graph-store.js';
 import { EtcdLeaderElectionService } from './etcd-leader-election-service.js';
 import { leaderFromKv } from './etcd-leader-record.js';
@@ -17,6 +19,7 @@ export class EtcdHaServices implements HighAvailabilityServices {
   readonly type = 'etcd' as const;
   readonly connection: EtcdConnection;
   private readonly elections = new Set<EtcdLeaderElectionService>();
+  private endpointRegistry: EtcdEndpointRegistry | undefined;
 
   constructor(
     readonly storageDir: string,
@@ -75,11 +78,17 @@ export class EtcdHaServices implements HighAvailabilityServices {
     });
   }
 
+  endpoints(): EndpointRegistry {
+    this.endpointRegistry ??= new EtcdEndpointRegistry(this.connection, this.config.getDurationMs('high-availability.lease.timeout'), this.config.getDurationMs('high-availability.lease.poll-interval'));
+    return this.endpointRegistry;
+  }
+
   async assertUsable(): Promise<void> {
     await this.connection.get(this.connection.keys.leader);
   }
 
   async close(): Promise<void> {
+    await this.endpointRegistry?.close();
     this.connection.close();
   }
 }

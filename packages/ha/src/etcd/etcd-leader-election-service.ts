@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
-import type { Lease, Watcher } from 'etcd3';
+import type { IKeyValue, Lease, Watcher } from 'etcd3';
 import { type Clock, type Configuration, errorMessage, IllegalStateError, type Logger, systemClock } from '@rebound/core';
 import type { LeaderContender, LeaderElection } from '../ha-services.js';
 import type { EtcdConnection } from './etcd-connection.js';
-import { encodeLeaderValue, leaderFromKv } from './etcd-leader-record.js';
+import { encodeLeaderValue, leaderFromKv, leaseFacts } from './etcd-leader-record.js';
 
 type State = 'idle' | 'running' | 'stopped';
 
@@ -60,6 +60,11 @@ export class EtcdLeaderElectionService implements LeaderElection {
    * TTL, so one of them may keep an old leader key alive: revoked at the next campaign.
    */
   private readonly unrevoked = new Set<Lease>();
+  /** The leader key as this standby last saw it (watch puts, lost campaigns). */
+  private lastSeenLeader: IKeyValue | undefined;
+  /** Set when the watched leader key was deleted without its leader having stepped down. */
+  private expiredLeaderLastHeardMs: number | undefined;
+  private grantedAfterExpiryLastHeardMs: number | undefined;
 
   constructor(o: EtcdLeaderElectionOptions) {
     this.conn = o.connection;
@@ -88,9 +93,14 @@ export class EtcdLeaderElectionService implements LeaderElection {
     return this.hasLeadership() ? this.epoch : undefined;
   }
 
+  /**
+   * When this leadership followed a leader key that expired (rather than one revoked by a leader
+   * stepping down): the moment this process saw it go, on its own clock, minus the old lease's TTL,
+   * which is when etcd last accepted a keep-alive from the old leader, give or take etcd's expiry
+   * check interval (500 ms) and the watch's delivery. No other host's clock is involved.
+   */
   previousLeaderLastHeardMs(): number | undefined {
-    // etcd does not say when the previous holder last renewed, and no other host's clock is used.
-    return undefined;
+    return this.grantedAfterExpiryLastHeardMs;
   }
 
   async confirmLeadership(): Promise<boolean> {
@@ -126,7 +136,8 @@ export class EtcdLeaderElectionService implements LeaderElection {
     await watcher?.cancel().catch(() => undefined);
     const epoch = this.epoch;
     // Revoking deletes the leader key with the lease: a standby's watch fires at once instead of
-    // waiting out the TTL.
+    // waiting out the TTL. Marked first, so that the standby does not report a lost leader.
+    if (epoch !== undefined) await this.markSteppedDown(epoch);
     if (epoch !== undefined) await this.loseLeadership(epoch, 'leader election service stopped');
     else await this.revokeLease();
     await this.drainCallbacks();
@@ -198,10 +209,21 @@ export class EtcdLeaderElectionService implements LeaderElection {
     this.watcher = watcher;
     watcher.on('delete', () => {
       const epoch = this.epoch;
-      if (epoch !== undefined) void this.loseLeadership(epoch, 'the leader key was deleted (lease expired or revoked)');
-      else void this.campaign();
+      if (epoch !== undefined) {
+        void this.loseLeadership(epoch, 'the leader key was deleted (lease expired or revoked)');
+        return;
+      }
+      const facts = this.lastSeenLeader ? leaseFacts(this.lastSeenLeader) : undefined;
+      this.lastSeenLeader = undefined;
+      this.expiredLeaderLastHeardMs = facts && !facts.steppedDown && facts.leaseTtlMs !== undefined ? this.clock.now() - facts.leaseTtlMs : undefined;
+      void this.campaign();
     });
     watcher.on('put', (kv) => {
+      // Our own campaign's put may arrive before its transaction's answer: it is not a new leader.
+      if (!this.isOwnRecord(kv)) {
+        this.lastSeenLeader = kv;
+        this.expiredLeaderLastHeardMs = undefined;
+      }
       const epoch = this.epoch;
       if (epoch !== undefined && Number(kv.create_revision) !== epoch) {
         void this.loseLeadership(epoch, `the leader key was recreated by epoch ${kv.create_revision}`);
@@ -239,7 +261,7 @@ export class EtcdLeaderElectionService implements LeaderElection {
           {
             compare: [{ key: keyBuf, target: 'Create', result: 'Equal', create_revision: 0 }],
             success: [
-              { request_put: { key: keyBuf, value: encodeLeaderValue({ jobmasterId: this.contenderId, address: this.address, electedAtMs }), lease: leaseId } },
+              { request_put: { key: keyBuf, value: encodeLeaderValue(this.leaderValue(electedAtMs)), lease: leaseId } },
               { request_range: { key: keyBuf } },
             ],
             failure: [{ request_range: { key: keyBuf } }],
@@ -254,6 +276,10 @@ export class EtcdLeaderElectionService implements LeaderElection {
     const kv = res.responses[res.succeeded ? 1 : 0]?.response_range.kvs[0];
     if (!res.succeeded || !kv) {
       await this.revokeGiven(lease);
+      if (kv && Number(kv.create_revision) !== Number(this.lastSeenLeader?.create_revision)) {
+        this.lastSeenLeader = kv;
+        this.expiredLeaderLastHeardMs = undefined;
+      }
       const holder = kv ? leaderFromKv(kv) : undefined;
       const desc = holder ? `${holder.jobmasterId} at ${holder.address} (epoch ${holder.epoch})` : 'another contender';
       if (desc !== this.lastHolder) {
@@ -269,6 +295,9 @@ export class EtcdLeaderElectionService implements LeaderElection {
       return;
     }
     const epoch = Number(kv.create_revision);
+    this.grantedAfterExpiryLastHeardMs = this.expiredLeaderLastHeardMs;
+    this.expiredLeaderLastHeardMs = undefined;
+    this.electedAtMs = electedAtMs;
     this.lastError = undefined;
     this.lease = lease;
     this.epoch = epoch;
@@ -325,6 +354,37 @@ export class EtcdLeaderElectionService implements LeaderElection {
       this.logger.warn({ err: errorMessage(err), epoch, msLeft: Math.round(this.validUntil - performance.now()) }, 'etcd keep-alive failed; retrying until the lease deadline');
     }
     this.scheduleKeepalive();
+  }
+
+  private electedAtMs = 0;
+
+  private isOwnRecord(kv: IKeyValue): boolean {
+    try {
+      return leaderFromKv(kv).jobmasterId === this.contenderId;
+    } catch {
+      return false;
+    }
+  }
+
+  private leaderValue(electedAtMs: number, steppedDown?: true): Parameters<typeof encodeLeaderValue>[0] {
+    return { jobmasterId: this.contenderId, address: this.address, electedAtMs, leaseTtlMs: Math.max(1, Math.ceil(this.ttlMs / 1000)) * 1000, ...(steppedDown ? { steppedDown } : {}) };
+  }
+
+  /** Best effort: a standby that misses it only reports a lost leader that in fact stepped down. */
+  private async markSteppedDown(epoch: number): Promise<void> {
+    const keyBuf = Buffer.from(this.conn.keys.leader);
+    await this.conn
+      .call('stepping down from', this.conn.keys.leader, () =>
+        this.conn.client.kv.txn(
+          {
+            compare: [{ key: keyBuf, target: 'Create', result: 'Equal', create_revision: epoch }],
+            success: [{ request_put: { key: keyBuf, value: encodeLeaderValue(this.leaderValue(this.electedAtMs, true)), ignore_lease: true } }],
+            failure: [],
+          },
+          this.conn.callOptions(),
+        ),
+      )
+      .catch((err: unknown) => this.logger.debug({ err: errorMessage(err) }, 'could not mark the leader key as stepped down'));
   }
 
   /** Ends leadership of `epoch` now: the contender is told before the lease can expire in etcd. */

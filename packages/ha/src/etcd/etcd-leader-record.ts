@@ -8,6 +8,20 @@ interface LeaderValue {
   readonly address: string;
   /** The leader's own clock when it was elected: shown to people, never compared across hosts. */
   readonly electedAtMs: number;
+  /** The TTL of the lease the key is bound to: a standby that sees the key expire knows when it was last renewed. */
+  readonly leaseTtlMs?: number;
+  /** Set by a leader that steps down cleanly, just before it revokes its lease. */
+  readonly steppedDown?: boolean;
+}
+
+/** What a standby learns from the leader key's value, beyond LeaderInfo. */
+export function leaseFacts(kv: IKeyValue): { leaseTtlMs: number | undefined; steppedDown: boolean } {
+  try {
+    const o = JSON.parse(kv.value.toString('utf8')) as Partial<LeaderValue>;
+    return { leaseTtlMs: typeof o.leaseTtlMs === 'number' ? o.leaseTtlMs : undefined, steppedDown: o.steppedDown === true };
+  } catch {
+    return { leaseTtlMs: undefined, steppedDown: false };
+  }
 }
 
 export function encodeLeaderValue(v: LeaderValue): Buffer {

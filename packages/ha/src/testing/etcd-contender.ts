@@ -1,9 +1,11 @@
 /**
  * A bare leader contender on the etcd backend, for the multi-process fencing test:
  *   node --import tsx etcd-contender.ts <endpoints> <clusterId> <contenderId> <storageDir>
- * Prints `STARTED`, `GRANTED <epoch>`, `STORED <jobId>` (a job stored under that epoch),
+ * Prints `STARTED`, `GRANTED <epoch>`, `LAST-HEARD <ms since the epoch | none>` (when the
+ * previous leader was last heard of, by this process's estimate), `STORED <jobId>` (a job stored under that epoch),
  * `REVOKED <reason>`. On a stdin line `WRITE`, writes an attachment of its last job with the
  * store of the last epoch it was granted, and prints `WRITE-OK` or `WRITE-REFUSED <message>`.
+ * On `PUBLISH`, publishes its endpoint (role taskmanager) and prints `PUBLISHED`.
  */
 import { createInterface } from 'node:readline';
 import { Configuration, errorMessage, silentLogger } from '@rebound/core';
@@ -32,6 +34,13 @@ let store: JobGraphStore | undefined;
 let jobId = '';
 
 createInterface({ input: process.stdin }).on('line', (line) => {
+  if (line.trim() === 'PUBLISH') {
+    void ha
+      .endpoints()
+      .publish({ id: contenderId, role: 'taskmanager', address: `${contenderId}:1`, startedAtMs: Date.now() })
+      .then(() => process.stdout.write('PUBLISHED\n'));
+    return;
+  }
   if (line.trim() !== 'WRITE' || !store) return;
   store.putJobAttachment(jobId, 'written-by', contenderId).then(
     () => process.stdout.write('WRITE-OK\n'),
@@ -45,6 +54,7 @@ process.on('SIGTERM', () => {
 await election.start({
   async grantLeadership(epoch) {
     process.stdout.write(`GRANTED ${epoch}\n`);
+    process.stdout.write(`LAST-HEARD ${election.previousLeaderLastHeardMs() ?? 'none'}\n`);
     store = ha.leaderJobGraphStore(epoch);
     jobId = `job-${contenderId}-${epoch}`;
     await store.putJob({ job_id: jobId, name: jobId, submitted_at_ms: 1 }, new Uint8Array());

@@ -1,4 +1,4 @@
-import { endpointAlive, listEndpoints, type HighAvailabilityServices, type ProcessEndpoint } from '@rebound/ha';
+import type { HighAvailabilityServices, ProcessEndpoint } from '@rebound/ha';
 import type { LeaderView } from './leader-view.js';
 
 export interface ClusterJobMaster {
@@ -44,8 +44,9 @@ export interface ClusterView {
  * process's endpoints) plus, on the leader, registrations, slots and tracked partitions. Answered
  * locally on a standby too: during a failover it is how the dashboard finds the next leader.
  */
-export async function clusterView(ha: HighAvailabilityServices, haDir: string, selfId: string, leader: LeaderView | undefined, now: number): Promise<ClusterView> {
-  const [info, endpoints] = await Promise.all([ha.getLeader().catch(() => undefined), listEndpoints(haDir).catch((): ProcessEndpoint[] => [])]);
+export async function clusterView(ha: HighAvailabilityServices, selfId: string, leader: LeaderView | undefined, now: number): Promise<ClusterView> {
+  const registry = ha.endpoints();
+  const [info, endpoints] = await Promise.all([ha.getLeader().catch(() => undefined), registry.list().catch((): ProcessEndpoint[] => [])]);
   const byId = new Map(endpoints.map((e) => [e.id, e]));
   const jobmasters: ClusterJobMaster[] = endpoints
     .filter((e) => e.role === 'jobmaster')
@@ -54,7 +55,7 @@ export async function clusterView(ha: HighAvailabilityServices, haDir: string, s
       address: e.address,
       restUrl: e.restUrl ?? null,
       leader: info?.jobmasterId === e.id,
-      alive: e.id === selfId ? true : (endpointAlive(e) ?? null),
+      alive: e.id === selfId ? true : (registry.alive(e) ?? null),
       startedAtMs: e.startedAtMs,
     }));
   const registered = new Map((leader?.registry.overview() ?? []).map((t) => [t.task_manager_id ?? '', t]));
@@ -69,7 +70,7 @@ export async function clusterView(ha: HighAvailabilityServices, haDir: string, s
       address: reg?.address ?? ep?.address ?? '',
       metricsUrl: ep?.metricsUrl ?? null,
       registered: leader ? reg !== undefined : null,
-      alive: ep ? (endpointAlive(ep) ?? null) : null,
+      alive: ep ? (registry.alive(ep) ?? null) : null,
       slotsTotal: Number(reg?.slots_total ?? 0),
       slotsFree: Number(reg?.slots_free ?? 0),
       lastHeartbeatMs: Number(reg?.last_heartbeat_ms ?? 0),

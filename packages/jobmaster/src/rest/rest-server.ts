@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { dashboardAssets } from '@rebound/dashboard';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AUTH_COOKIE, ClusterSecurity, ErrorCode, JobNotFoundError, OPTIONS, ReboundError, errorMessage, httpCredentialOf, type Clock, type ConfigKey, type Configuration, type Logger } from '@rebound/core';
-import { listEndpoints, readEndpoint, type HighAvailabilityServices } from '@rebound/ha';
+import type { HighAvailabilityServices } from '@rebound/ha';
 import { clusterView } from './cluster-view.js';
 import { REBOUND_VERSION } from './flink-json.js';
 import { BadRequestError, JobViews, intParam, parseJobId } from './job-views.js';
@@ -12,8 +12,6 @@ import { createJobMasterMetrics } from './metrics.js';
 
 export interface RestServerOptions {
   readonly id: string;
-  /** Endpoints (`<haDir>/endpoints/`). */
-  readonly haDir: string;
   /** Leader record, stored jobs and their event logs. */
   readonly ha: HighAvailabilityServices;
   readonly config: Configuration;
@@ -57,7 +55,7 @@ const WILDCARD = new Set(['0.0.0.0', '::', '']);
  * redirects the rest to the leader (307), as Flink's standby dispatchers do.
  */
 export async function startRestServer(opts: RestServerOptions): Promise<RestServer> {
-  const { config, haDir, id, clock } = opts;
+  const { config, id, clock } = opts;
   const logger = opts.logger.child({ component: 'RestServer' });
   const host = config.getString('rest.bind-address');
   const views = new JobViews(opts.ha.storageDir, opts.ha.jobGraphStore(), config, clock);
@@ -67,7 +65,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
       common: async () => {
         const l = opts.leader();
         if (!l) return {};
-        return { cluster: await clusterView(opts.ha, haDir, id, l, clock.now()), jobs: await views.jobsOverview(l) };
+        return { cluster: await clusterView(opts.ha, id, l, clock.now()), jobs: await views.jobsOverview(l) };
       },
       job: async (jobId) => {
         const l = opts.leader();
@@ -98,7 +96,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
   const allowedOrigins = async (): Promise<Set<string>> => {
     if (clock.now() - allowed.at > 1000) {
       const origins = new Set<string>();
-      for (const ep of await listEndpoints(haDir).catch(() => [])) {
+      for (const ep of await opts.ha.endpoints().list().catch(() => [])) {
         if (ep.restUrl) origins.add(new URL(ep.restUrl).origin);
       }
       if (selfUrl) origins.add(new URL(selfUrl).origin);
@@ -148,7 +146,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
   const leaderUrl = async (): Promise<string | undefined> => {
     const info = await opts.ha.getLeader().catch(() => undefined);
     if (!info || info.jobmasterId === id) return undefined;
-    return (await readEndpoint(haDir, info.jobmasterId))?.restUrl;
+    return (await opts.ha.endpoints().read(info.jobmasterId).catch(() => undefined))?.restUrl;
   };
 
   /** Runs `fn` on the leader, or redirects a standby's request there (503 when no leader is known). */
@@ -195,7 +193,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
       (Object.keys(OPTIONS) as ConfigKey[]).map((key) => ({ key, value: config.getString(key) })),
     );
     // Rebound's own documents: answered by any JobMaster from the HA directory.
-    r.get('/cluster', async () => clusterView(opts.ha, haDir, id, opts.leader(), clock.now()));
+    r.get('/cluster', async () => clusterView(opts.ha, id, opts.leader(), clock.now()));
     r.get('/jobs/:jobid/recoveries', async (req) => views.recoveries(jobIdOf(req), opts.leader()));
     r.get('/jobs/:jobid/events', async (req) => {
       const q = query(req);
