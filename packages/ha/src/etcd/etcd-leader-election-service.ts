@@ -3,7 +3,8 @@ import type { IKeyValue, Lease, Watcher } from 'etcd3';
 import { type Clock, type Configuration, errorMessage, IllegalStateError, type Logger, systemClock } from '@rebound/core';
 import type { LeaderContender, LeaderElection } from '../ha-services.js';
 import type { EtcdConnection } from './etcd-connection.js';
-import { encodeLeaderValue, leaderFromKv, leaseFacts } from './etcd-leader-record.js';
+import { encodeLeaderValue, leaderFromKv } from './etcd-leader-record.js';
+import { PreviousLeaderObserver } from './previous-leader-observer.js';
 
 type State = 'idle' | 'running' | 'stopped';
 
@@ -60,10 +61,7 @@ export class EtcdLeaderElectionService implements LeaderElection {
    * TTL, so one of them may keep an old leader key alive: revoked at the next campaign.
    */
   private readonly unrevoked = new Set<Lease>();
-  /** The leader key as this standby last saw it (watch puts, lost campaigns). */
-  private lastSeenLeader: IKeyValue | undefined;
-  /** Set when the watched leader key was deleted without its leader having stepped down. */
-  private expiredLeaderLastHeardMs: number | undefined;
+  private readonly previousLeader = new PreviousLeaderObserver();
   private grantedAfterExpiryLastHeardMs: number | undefined;
 
   constructor(o: EtcdLeaderElectionOptions) {
@@ -213,17 +211,12 @@ export class EtcdLeaderElectionService implements LeaderElection {
         void this.loseLeadership(epoch, 'the leader key was deleted (lease expired or revoked)');
         return;
       }
-      const facts = this.lastSeenLeader ? leaseFacts(this.lastSeenLeader) : undefined;
-      this.lastSeenLeader = undefined;
-      this.expiredLeaderLastHeardMs = facts && !facts.steppedDown && facts.leaseTtlMs !== undefined ? this.clock.now() - facts.leaseTtlMs : undefined;
+      this.previousLeader.sawDeleted(this.clock.now());
       void this.campaign();
     });
     watcher.on('put', (kv) => {
       // Our own campaign's put may arrive before its transaction's answer: it is not a new leader.
-      if (!this.isOwnRecord(kv)) {
-        this.lastSeenLeader = kv;
-        this.expiredLeaderLastHeardMs = undefined;
-      }
+      if (!this.isOwnRecord(kv)) this.previousLeader.sawLeader(kv);
       const epoch = this.epoch;
       if (epoch !== undefined && Number(kv.create_revision) !== epoch) {
         void this.loseLeadership(epoch, `the leader key was recreated by epoch ${kv.create_revision}`);
@@ -276,10 +269,7 @@ export class EtcdLeaderElectionService implements LeaderElection {
     const kv = res.responses[res.succeeded ? 1 : 0]?.response_range.kvs[0];
     if (!res.succeeded || !kv) {
       await this.revokeGiven(lease);
-      if (kv && Number(kv.create_revision) !== Number(this.lastSeenLeader?.create_revision)) {
-        this.lastSeenLeader = kv;
-        this.expiredLeaderLastHeardMs = undefined;
-      }
+      if (kv) this.previousLeader.sawLeader(kv);
       const holder = kv ? leaderFromKv(kv) : undefined;
       const desc = holder ? `${holder.jobmasterId} at ${holder.address} (epoch ${holder.epoch})` : 'another contender';
       if (desc !== this.lastHolder) {
@@ -295,8 +285,7 @@ export class EtcdLeaderElectionService implements LeaderElection {
       return;
     }
     const epoch = Number(kv.create_revision);
-    this.grantedAfterExpiryLastHeardMs = this.expiredLeaderLastHeardMs;
-    this.expiredLeaderLastHeardMs = undefined;
+    this.grantedAfterExpiryLastHeardMs = this.previousLeader.takeOver();
     this.electedAtMs = electedAtMs;
     this.lastError = undefined;
     this.lease = lease;
