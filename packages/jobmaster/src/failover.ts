@@ -3,6 +3,7 @@ import type { ExecutionAttemptId__Output, Logger, ResultPartitionId__Output } fr
 import { attemptIdOf, type AdaptiveBatchScheduler } from './adaptive-batch-scheduler.js';
 import type { JobState } from '@rebound/core';
 import type { ExecutionGraph, ExecutionVertex } from './execution-graph.js';
+import type { ExceptionHistory } from './exception-history.js';
 import type { JobMasterContext } from './job-master.js';
 import type { OperatorCoordinators } from './operator-coordinators.js';
 import type { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';
@@ -32,6 +33,7 @@ export class Failover {
     private readonly scheduler: AdaptiveBatchScheduler,
     private readonly restartStrategy: FixedDelayRestartBackoffTimeStrategy,
     private readonly logger: Logger,
+    private readonly history: ExceptionHistory,
   ) {}
 
   private get graph(): ExecutionGraph {
@@ -46,6 +48,7 @@ export class Failover {
     const ev = this.host.currentAttempt(id);
     if (!ev || this.host.state !== 'RUNNING') return;
     if (ev.state !== 'DEPLOYING' && ev.state !== 'RUNNING' && ev.state !== 'SCHEDULED') return;
+    this.history.record([ev], missingPartition ? 'PartitionNotFound' : 'TaskFailure', reason, this.ctx.clock.now());
     if (ev.location) this.ctx.registry.freeSlot(ev.location.task_manager_id);
     this.graph.transition(ev, 'FAILED');
     this.logger.warn({ execution: attemptKey(id), reason }, 'task failed');
@@ -74,7 +77,9 @@ export class Failover {
         toReset.push(ev);
       }
     }
-    if (toReset.length > 0) this.restartTasks(toReset, `TaskManager ${tmId} lost: ${reason}`);
+    if (toReset.length === 0) return;
+    this.history.record(toReset, 'TaskManagerLost', `TaskManager ${tmId} lost: ${reason}`, this.ctx.clock.now());
+    this.restartTasks(toReset, `TaskManager ${tmId} lost: ${reason}`);
   }
 
   private restartTasks(failed: ExecutionVertex[], reason: string): void {

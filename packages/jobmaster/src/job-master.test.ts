@@ -124,6 +124,13 @@ describe('JobMaster scheduling', () => {
     expect(deployed[before]!.execution).toMatchObject({ vertex_id: 'v-op-1', subtask: lost.subtask, attempt: lost.attempt + 1 });
     expect(job.graph.executionVertex(consumer.execution!.vertex_id, consumer.execution!.subtask)!.state).toBe('CREATED');
     expect(job.restarts).toBe(2);
+    // Both failures are in the exception history, newest first, with the subtask and its TaskManager.
+    const history = job.exceptionHistory.snapshot();
+    expect(history.entries.map((e) => [e.exceptionName, e.stacktrace, e.taskName])).toEqual([
+      ['PartitionNotFound', 'gone', expect.stringMatching(new RegExp(` \\(${consumer.execution!.subtask + 1}/\\d+\\)$`))],
+      ['TaskFailure', 'boom', expect.stringMatching(new RegExp(` \\(${failed.execution!.subtask + 1}/4\\)$`))],
+    ]);
+    expect(history.entries[1]!.taskManagerId).toBeTruthy();
     await job.cancel();
   });
 
@@ -138,6 +145,7 @@ describe('JobMaster scheduling', () => {
     await until(() => terminal.length === 1, 'job failure');
     expect(job.state).toBe('FAILED');
     expect(job.failure).toMatch(/restart strategy exhausted after 3 restarts; last failure: boom 3/);
+    expect(job.exceptionHistory.snapshot().entries.map((e) => e.stacktrace)).toEqual(['boom 3', 'boom 2', 'boom 1', 'boom 0']);
   });
 });
 

@@ -21,6 +21,7 @@ import { AdaptiveBatchScheduler, type SchedulingContext } from './adaptive-batch
 import type { CrashPoints } from './crash-points.js';
 import { ExecutionGraph, type ExecutionVertex } from './execution-graph.js';
 import { Failover, type FailoverContext } from './failover.js';
+import { ExceptionHistory } from './exception-history.js';
 import { buildJobStatus } from './job-status.js';
 import { OperatorCoordinators } from './operator-coordinators.js';
 import type { BatchJobRecoveryContext, BatchJobRecoveryHandler } from './recovery/batch-job-recovery-handler.js';
@@ -88,6 +89,8 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
   private readonly logger: Logger;
   private readonly jobConfig: Configuration;
   private readonly restartStrategy: FixedDelayRestartBackoffTimeStrategy;
+  /** Task failures, newest first: Flink's `/jobs/:id/exceptions` history. */
+  readonly exceptionHistory: ExceptionHistory;
   private readonly scheduler: AdaptiveBatchScheduler;
   private readonly failover: Failover;
   private readonly recovery: BatchJobRecoveryHandler;
@@ -107,7 +110,8 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     this.restartStrategy = FixedDelayRestartBackoffTimeStrategy.fromConfig(this.jobConfig);
     const gateway = ctx.gateway ?? new RpcTaskExecutorGateway(ctx.registry);
     this.scheduler = new AdaptiveBatchScheduler(this, jobGraph, ctx, gateway, this.jobConfig, this.coordinators, this.sinkTemps, this.restartStrategy, this.logger);
-    this.failover = new Failover(this, ctx, gateway, this.coordinators, this.scheduler, this.restartStrategy, this.logger);
+    this.exceptionHistory = new ExceptionHistory(this.jobConfig.getInt('web.exception-history-size'));
+    this.failover = new Failover(this, ctx, gateway, this.coordinators, this.scheduler, this.restartStrategy, this.logger, this.exceptionHistory);
     if (ctx.events) {
       this.recovery = new DefaultBatchJobRecoveryHandler(this, ctx.events, ctx, gateway, this.jobConfig, this.logger);
     } else {

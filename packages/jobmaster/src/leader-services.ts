@@ -23,12 +23,15 @@ import type { HighAvailabilityServices, JobGraphStore } from '@rebound/ha';
 import { CrashPoints } from './crash-points.js';
 import { authorizeExecutionCall } from './execution-authorization.js';
 import type { JobModuleProbe } from './job-module-probe.js';
+import { ExceptionHistory, type ExceptionHistorySnapshot } from './exception-history.js';
 import { JobMaster } from './job-master.js';
 import { applyCommit, type CommitManifest } from './sink-committer.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
 
 const COMMIT_MANIFEST = 'commit.json';
 const FINAL_STATUS = 'final-status.pb';
+/** A finished job's task failures (`ExceptionHistory.snapshot()`), for `/jobs/:id/exceptions`. */
+const EXCEPTIONS = 'exceptions.json';
 /** Attachment of a job in the JobGraphStore holding its recovery reports (JSON). */
 export const RECOVERIES_ATTACHMENT = 'recoveries.json';
 const RECOVERIES = RECOVERIES_ATTACHMENT;
@@ -276,6 +279,8 @@ export class LeaderServices {
     const status = job.status();
     try {
       await this.store.putJobAttachment(job.jobId, FINAL_STATUS, encodeMessage('JobStatus', status));
+      const history = job.exceptionHistory.snapshot();
+      if (history.entries.length > 0) await this.store.putJobAttachment(job.jobId, EXCEPTIONS, JSON.stringify(history));
       await this.store.markTerminal(job.jobId, {
         state: job.state as 'FINISHED' | 'FAILED' | 'CANCELED',
         finishedAtMs: job.finishedAtMs,
@@ -400,6 +405,14 @@ export class LeaderServices {
   async moduleBundle(jobId: string): Promise<{ bytes: Buffer; digest: string }> {
     const { graph, modulePath } = await this.store.getJob(jobId);
     return { bytes: await readFile(modulePath), digest: graph.module_digest };
+  }
+
+  /** The job's task failures: live from its JobMaster, or as stored when it ended. */
+  async exceptionHistory(jobId: string): Promise<ExceptionHistorySnapshot> {
+    const live = this.liveJob(jobId);
+    if (live) return live.exceptionHistory.snapshot();
+    const raw = await this.store.getJobAttachment(jobId, EXCEPTIONS).catch(() => undefined);
+    return raw ? ExceptionHistory.parse(raw) : { entries: [], truncated: false };
   }
 
   graphOf(jobId: string): JobGraph__Output | undefined {

@@ -1,3 +1,4 @@
+import type { ExceptionHistorySnapshot } from '../exception-history.js';
 import type { JobGraph__Output, JobStatus, JobSummary, RecoveryReport, TaskCounts, TaskManagerInfo, VertexStatus } from '@rebound/core';
 
 /**
@@ -189,10 +190,10 @@ export function jobDetailsInfo(status: JobStatus, graph: JobGraph__Output | unde
 }
 
 /** `GET /jobs/:jobid/exceptions`: Flink 2's `exceptionHistory` plus the 1.x fields (FLIP-354 removed them in 2.0). */
-export function jobExceptions(status: JobStatus): Record<string, unknown> {
+export function jobExceptions(status: JobStatus, history: ExceptionHistorySnapshot): Record<string, unknown> {
   const failure = status.failure ?? '';
   const at = n(status.finished_at_ms);
-  const entries = failure
+  const jobFailure = failure
     ? [
         {
           exceptionName: 'JobFailure',
@@ -206,12 +207,15 @@ export function jobExceptions(status: JobStatus): Record<string, unknown> {
         },
       ]
     : [];
+  // Newest first, as Flink lists them: the job's own failure (its last event) before its tasks'.
+  const entries = [...jobFailure, ...history.entries];
+  const root = entries[0];
   return {
-    'root-exception': failure || null,
-    timestamp: failure ? at : null,
-    'all-exceptions': [],
-    truncated: false,
-    exceptionHistory: { entries, truncated: false },
+    'root-exception': root ? root.stacktrace : null,
+    timestamp: root ? root.timestamp : null,
+    'all-exceptions': history.entries.map((e) => ({ exception: e.stacktrace, task: e.taskName, location: e.endpoint, timestamp: e.timestamp, taskManagerId: e.taskManagerId })),
+    truncated: history.truncated,
+    exceptionHistory: { entries, truncated: history.truncated },
   };
 }
 

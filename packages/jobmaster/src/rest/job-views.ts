@@ -88,7 +88,7 @@ export class JobViews {
   }
 
   async exceptions(leader: LeaderView, jobId: string): Promise<Record<string, unknown>> {
-    return jobExceptions(await leader.status(jobId));
+    return jobExceptions(await leader.status(jobId), await leader.exceptionHistory(jobId));
   }
 
   taskManagers(leader: LeaderView): Record<string, unknown> {

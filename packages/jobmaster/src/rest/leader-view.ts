@@ -1,3 +1,4 @@
+import type { ExceptionHistorySnapshot } from '../exception-history.js';
 import type { JobGraph__Output, JobStatus, JobSummary, TaskManagerInfo } from '@rebound/core';
 
 /**
@@ -13,6 +14,7 @@ export interface LeaderView {
   list(): Promise<JobSummary[]>;
   cancel(jobId: string): Promise<string>;
   graphOf(jobId: string): JobGraph__Output | undefined;
+  exceptionHistory(jobId: string): Promise<ExceptionHistorySnapshot>;
   liveJobIds(): string[];
   trackedPartitions(): Map<string, { partitions: number; bytes: number }>;
 }
