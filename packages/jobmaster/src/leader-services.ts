@@ -24,6 +24,7 @@ import { CrashPoints } from './crash-points.js';
 import { authorizeExecutionCall } from './execution-authorization.js';
 import type { JobModuleProbe } from './job-module-probe.js';
 import { ExceptionHistory, type ExceptionHistorySnapshot } from './exception-history.js';
+import { RpcTaskExecutorGateway, type TaskExecutorGateway } from './task-executor-gateway.js';
 import { JobMaster } from './job-master.js';
 import { applyCommit, type CommitManifest } from './sink-committer.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
@@ -48,6 +49,8 @@ export const READ_CAPABILITY_ATTACHMENT = 'partition-read-capability';
  */
 export class LeaderServices {
   readonly registry: TaskManagerRegistry;
+  /** Every call of this leadership to a TaskManager, shared by its JobMasters. */
+  private readonly gateway: TaskExecutorGateway;
   private readonly jobs = new Map<string, JobMaster>();
   private readonly store: JobGraphStore;
   private closed = false;
@@ -99,6 +102,7 @@ export class LeaderServices {
       logger.child({ component: 'TaskManagerRegistry' }),
       clock,
     );
+    this.gateway = new RpcTaskExecutorGateway(this.registry);
   }
 
   async start(): Promise<void> {
@@ -231,6 +235,7 @@ export class LeaderServices {
       address: this.address,
       config: this.config,
       registry: this.registry,
+      gateway: this.gateway,
       logger: this.logger,
       clock: this.clock,
       events,
@@ -291,8 +296,8 @@ export class LeaderServices {
     }
     this.jobs.delete(job.jobId);
     for (const tm of this.registry.all()) {
-      this.registry
-        .call(tm, (c) => c.DisconnectJob, { epoch: this.epoch, job_id: job.jobId, release_partitions: true, session_id: tm.session })
+      this.gateway
+        .disconnectJob(tm, { epoch: this.epoch, job_id: job.jobId, release_partitions: true })
         .catch((err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'DisconnectJob failed'));
     }
   }
