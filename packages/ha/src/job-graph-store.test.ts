@@ -1,7 +1,7 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ErrorCode, type JobGraph, JobNotFoundError, newJobId, ReboundError } from '@rebound/core';
+import { decodeMessage, ErrorCode, type JobGraph, type JobGraph__Output, JobNotFoundError, newJobId, ReboundError } from '@rebound/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HaPaths } from './ha-dir.js';
 import { FileJobGraphStore } from './job-graph-store.js';
@@ -122,6 +122,38 @@ describe('JobGraphStore', () => {
     expect(await store.getJobAttachment(jobId, 'recovery-3.json')).toEqual(new Uint8Array([1, 2, 3]));
     expect(await store.listJobAttachments(jobId)).toEqual(['recovery-2.json', 'recovery-3.json']);
     await expect(store.putJobAttachment(jobId, '../status.json', 'x')).rejects.toBeInstanceOf(ReboundError);
+  });
+
+  it('refuses a jobgraph.pb cut anywhere, even at a protobuf field boundary, and one with a flipped bit', async () => {
+    const g = { ...graph('f-framed', 'framed', 6), vertices: [{ id: 'v1', name: 'Source', parallelism: 2 }, { id: 'v2', name: 'Sink', parallelism: 1 }] } as JobGraph;
+    await store.putJob(g, bundle);
+    const file = join(store.jobDir('f-framed'), 'jobgraph.pb');
+    const whole = await readFile(file);
+    expect((await store.getJob('f-framed')).graph.vertices.map((v) => v.id)).toEqual(['v1', 'v2']);
+    // Without the frame, the graph cut at a field boundary is a valid, smaller graph of the same job.
+    const payload = whole.subarray(13);
+    const decodesAs = (len: number): JobGraph__Output | undefined => {
+      try {
+        return decodeMessage<JobGraph__Output>('JobGraph', payload.subarray(0, len));
+      } catch {
+        return undefined;
+      }
+    };
+    let cut = payload.length - 1;
+    while (cut > 0 && decodesAs(cut)?.job_id !== 'f-framed') cut--;
+    expect(cut).toBeGreaterThan(0);
+    expect(decodesAs(cut)).not.toEqual(decodesAs(payload.length));
+    for (const len of [2, 9, 13, 13 + cut, whole.length - 1]) {
+      await writeFile(file, whole.subarray(0, len));
+      await expect(store.getJob('f-framed'), `cut at ${len}`).rejects.toThrow(/jobgraph\.pb cannot be decoded: torn/);
+    }
+    const flipped = Buffer.from(whole);
+    flipped[20]! ^= 0x10;
+    await writeFile(file, flipped);
+    await expect(store.getJob('f-framed')).rejects.toThrow(/jobgraph\.pb cannot be decoded: checksum mismatch/);
+    // A file from before the frame (bare protobuf) still reads.
+    await writeFile(file, payload);
+    expect((await store.getJob('f-framed')).graph.name).toBe('framed');
   });
 
   it('lists a job with unreadable files with the reason, and every other job as usual', async () => {

@@ -1,8 +1,6 @@
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
-  decodeMessage,
-  encodeMessage,
   errorMessage,
   ErrorCode,
   isTerminalJobState,
@@ -15,6 +13,7 @@ import {
 } from '@rebound/core';
 import { HaPaths, isErrno, TMP_MARKER } from './ha-dir.js';
 import type { JobGraphStore } from './ha-services.js';
+import { decodeJobGraphFile, encodeJobGraphFile } from './job-graph-file.js';
 
 export const JOB_GRAPH_FILE = 'jobgraph.pb';
 export const JOB_MODULE_FILE = 'module.mjs';
@@ -116,7 +115,7 @@ export class FileJobGraphStore implements JobGraphStore {
     const jobId = graph.job_id ?? '';
     const dir = this.jobDir(jobId);
     await writeFileAtomic(join(dir, JOB_MODULE_FILE), moduleBundle);
-    await writeFileAtomic(join(dir, JOB_GRAPH_FILE), encodeMessage('JobGraph', graph));
+    await writeFileAtomic(join(dir, JOB_GRAPH_FILE), encodeJobGraphFile(graph));
   }
 
   async hasJob(jobId: string): Promise<boolean> {
@@ -139,14 +138,9 @@ export class FileJobGraphStore implements JobGraphStore {
       if (isErrno(err, 'ENOENT', 'ENOTDIR')) throw new JobNotFoundError(jobId);
       throw err;
     }
-    let graph: JobGraph__Output;
-    try {
-      graph = decodeMessage<JobGraph__Output>('JobGraph', bytes);
-    } catch (err) {
-      throw new ReboundError(ErrorCode.JOB_INVALID, `${join(dir, JOB_GRAPH_FILE)} cannot be decoded: ${(err as Error).message}`, { cause: err });
-    }
-    // A zero-filled file decodes as an empty graph (protobuf has no framing to tell): only a graph
-    // that names this job is its graph.
+    const graph = decodeJobGraphFile(bytes, join(dir, JOB_GRAPH_FILE));
+    // A zero-filled file has no frame and decodes as an empty graph: only a graph that names this
+    // job is its graph.
     if (graph.job_id !== jobId) {
       throw new ReboundError(ErrorCode.JOB_INVALID, `${join(dir, JOB_GRAPH_FILE)} names job '${graph.job_id}', not ${jobId}: it is not this job's graph`);
     }
