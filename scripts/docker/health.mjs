@@ -6,8 +6,12 @@
 //   node scripts/docker/health.mjs probe HOST:PORT [SERVICE]
 //       exit 0 when SERVICE ("" = the whole process) is SERVING; else one line and exit 1
 //   node scripts/docker/health.mjs await-leader [--timeout SECONDS]
-//       waits until the leader named in $REBOUND_HA_DIR/leader.json serves its Dispatcher
-//       (default 60 s, or $REBOUND_CLIENT_WAIT); else one line saying why, and exit 1
+//       waits until the recorded leader serves its Dispatcher (default 60 s, or
+//       $REBOUND_CLIENT_WAIT); else one line saying why, and exit 1. The leader is recorded in
+//       $REBOUND_HA_DIR/leader.json, or in etcd when $REBOUND_PROPERTIES says
+//       high-availability.type: etcd (read through etcd's JSON gateway, /v3/kv/range)
+//   node scripts/docker/health.mjs etcd URL
+//       exit 0 when the etcd member at URL reports itself healthy (GET /health); else one line
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,15 +53,71 @@ async function probe(address, service = '') {
   fail(`${address} ${service || '(server)'}: ${status instanceof Error ? status.message : status}`);
 }
 
-/** Why the cluster cannot take commands yet, or undefined when its leader serves. */
-async function leaderProblem(haDir) {
-  let leader;
+/**
+ * $REBOUND_PROPERTIES as the CLI reads it (packages/cli/src/env-properties.ts): `key: value` lines,
+ * split at the first colon. Only the HA keys matter here; the CLI validates the rest.
+ */
+function properties() {
+  const out = {};
+  for (const raw of (process.env.REBOUND_PROPERTIES ?? '').split(/\r?\n/)) {
+    const line = raw.trim();
+    const colon = line.indexOf(':');
+    if (line === '' || line.startsWith('#') || colon <= 0) continue;
+    out[line.slice(0, colon).trim()] = line.slice(colon + 1).trim().replace(/^(["'])(.*)\1$/, '$2');
+  }
+  return out;
+}
+
+/** The leader record in etcd (`/<cluster-id>/leader`, epoch = its create revision), or a string saying why there is none. */
+async function etcdLeader(props) {
+  const endpoints = (props['high-availability.etcd.endpoints'] ?? '').split(',').map((e) => e.trim().replace(/\/$/, '')).filter(Boolean);
+  if (endpoints.length === 0) return 'high-availability.type is etcd but REBOUND_PROPERTIES sets no high-availability.etcd.endpoints';
+  const key = `/${props['high-availability.cluster-id'] || 'default'}/leader`;
+  const failures = [];
+  for (const endpoint of endpoints) {
+    let res;
+    try {
+      res = await fetch(`${endpoint}/v3/kv/range`, {
+        method: 'POST',
+        body: JSON.stringify({ key: Buffer.from(key).toString('base64') }),
+        signal: AbortSignal.timeout(CHECK_DEADLINE_MS),
+      });
+    } catch (err) {
+      failures.push(`${endpoint}: ${err.cause?.code ?? err.message}`);
+      continue;
+    }
+    if (!res.ok) {
+      failures.push(`${endpoint}: HTTP ${res.status}`);
+      continue;
+    }
+    const kv = (await res.json()).kvs?.[0];
+    if (!kv) return `no JobMaster has been elected (no ${key} in etcd ${endpoints.join(',')})`;
+    let value;
+    try {
+      value = JSON.parse(Buffer.from(kv.value ?? '', 'base64').toString('utf8'));
+    } catch {
+      value = {};
+    }
+    if (typeof value.address !== 'string') return `etcd key ${key} is not a leader record; only Rebound JobMasters may write it`;
+    return { jobmasterId: value.jobmasterId, address: value.address, epoch: Number(kv.create_revision) };
+  }
+  return `etcd ${endpoints.join(',')} does not answer (${failures.join('; ')})`;
+}
+
+/** The leader record in the HA directory, or a string saying why there is none. */
+async function fileLeader(haDir) {
   try {
-    leader = JSON.parse(await readFile(join(haDir, 'leader.json'), 'utf8'));
+    return JSON.parse(await readFile(join(haDir, 'leader.json'), 'utf8'));
   } catch (err) {
     if (err.code === 'ENOENT') return `no JobMaster has been elected (no ${haDir}/leader.json)`;
     return `cannot read ${haDir}/leader.json: ${err.message}`;
   }
+}
+
+/** Why the cluster cannot take commands yet, or undefined when its leader serves. */
+async function leaderProblem(haDir, props) {
+  const leader = props['high-availability.type'] === 'etcd' ? await etcdLeader(props) : await fileLeader(haDir);
+  if (typeof leader === 'string') return leader;
   const status = await check(leader.address, 'rebound.v1.Dispatcher');
   if (status === 'SERVING') return undefined;
   const why = status instanceof Error ? status.message : status;
@@ -66,22 +126,38 @@ async function leaderProblem(haDir) {
 
 async function awaitLeader(args) {
   const haDir = process.env.REBOUND_HA_DIR;
-  if (!haDir) fail('rebound: REBOUND_HA_DIR is not set; the compose file sets it for every service');
+  const props = properties();
+  if (!haDir && props['high-availability.type'] !== 'etcd') fail('rebound: REBOUND_HA_DIR is not set; the compose file sets it for every service');
   const i = args.indexOf('--timeout');
   const seconds = Number(i >= 0 ? args[i + 1] : (process.env.REBOUND_CLIENT_WAIT ?? 60));
   if (!Number.isFinite(seconds) || seconds < 0) fail('usage: health.mjs await-leader [--timeout SECONDS]');
   const deadline = Date.now() + seconds * 1_000;
   for (;;) {
-    const problem = await leaderProblem(haDir);
+    const problem = await leaderProblem(haDir, props);
     if (problem === undefined) process.exit(0);
     if (Date.now() + POLL_MS > deadline) {
-      fail(`rebound: the cluster is not ready after ${seconds} s: ${problem}; start it with 'docker compose up -d' and wait until 'docker compose ps' shows the services healthy`);
+      const files = props['high-availability.type'] === 'etcd' ? ' -f docker-compose.yml -f docker-compose.etcd.yml' : '';
+      fail(`rebound: the cluster is not ready after ${seconds} s: ${problem}; start it with 'docker compose${files} up -d' and wait until 'docker compose${files} ps' shows the services healthy`);
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+/** The compose `etcd` service's healthcheck: the member's own /health (it has a leader, it serves). */
+async function etcdHealth(url) {
+  if (!url || !/^https?:\/\/\S+$/.test(url)) fail('usage: health.mjs etcd URL');
+  try {
+    const res = await fetch(`${url.replace(/\/$/, '')}/health`, { signal: AbortSignal.timeout(CHECK_DEADLINE_MS) });
+    const body = await res.json().catch(() => ({}));
+    if (res.ok && body.health === 'true') process.exit(0);
+    fail(`etcd ${url}: HTTP ${res.status} ${JSON.stringify(body)}`);
+  } catch (err) {
+    fail(`etcd ${url}: ${err.cause?.code ?? err.message}`);
   }
 }
 
 const [command, ...rest] = process.argv.slice(2);
 if (command === 'probe') await probe(rest[0], rest[1]);
 else if (command === 'await-leader') await awaitLeader(rest);
-else fail('usage: health.mjs probe HOST:PORT [SERVICE] | await-leader [--timeout SECONDS]');
+else if (command === 'etcd') await etcdHealth(rest[0]);
+else fail('usage: health.mjs probe HOST:PORT [SERVICE] | await-leader [--timeout SECONDS] | etcd URL');

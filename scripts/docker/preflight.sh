@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Checks what `docker compose build` / `up` need, before they fail with a screenful:
-# a Docker engine, the base image (present, or pullable), and the data directory.
+# a Docker engine, the base image (present, or pullable), and the data directory; with --etcd
+# also the host's etcd binary that docker-compose.etcd.yml mounts into its etcd service.
 # One line per problem, exit 1 on the first; "preflight: ok ..." and exit 0 when all is there.
-#   REBOUND_BASE_IMAGE  default node:20-bookworm-slim
-#   REBOUND_DATA        default ./data (relative to the repository, like the compose file)
+#   REBOUND_BASE_IMAGE   default node:20-bookworm-slim
+#   REBOUND_DATA         default ./data (relative to the repository, like the compose file)
+#   REBOUND_ETCD_BINARY  default /usr/bin/etcd (--etcd only)
 set -uo pipefail
+etcd=no
+case "${1:-}" in
+  "") ;;
+  --etcd) etcd=yes ;;
+  *) echo "usage: preflight.sh [--etcd]" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/../.."
 base=${REBOUND_BASE_IMAGE:-node:20-bookworm-slim}
 data=${REBOUND_DATA:-./data}
@@ -21,4 +29,12 @@ if ! docker image inspect "$base" >/dev/null 2>&1; then
   fi
 fi
 [ -d "$data" ] || fail "data directory $data does not exist; create it (mkdir -p $data/input) or set REBOUND_DATA to one"
+if [ "$etcd" = yes ]; then
+  bin=${REBOUND_ETCD_BINARY:-/usr/bin/etcd}
+  [ -f "$bin" ] && [ -x "$bin" ] || fail "no etcd binary at $bin for the etcd service; install it on this host (apt-get install -y etcd-server) or set REBOUND_ETCD_BINARY to one"
+  version=$("$bin" --version 2>/dev/null | head -1)
+  [ -n "$version" ] || fail "$bin does not run (--version printed nothing); it must be a Linux etcd binary (Debian's etcd-server)"
+  echo "preflight: ok (Docker engine $engine, base image $base, data directory $data, $version at $bin)"
+  exit 0
+fi
 echo "preflight: ok (Docker engine $engine, base image $base, data directory $data)"

@@ -2,7 +2,8 @@
 # Makes Docker usable for `npm run test:compose`, installing and starting what is missing when run
 # as root: Debian's docker.io and docker-compose, a dockerd in the background, and a base image
 # (REBOUND_BASE_IMAGE if set; else node:20-bookworm-slim if present or pullable; else
-# rebound-node-base:trixie, built with ../shared/docker/make-base-image.sh, which needs debootstrap).
+# rebound-node-base:trixie, built with ../shared/docker/make-base-image.sh, which needs debootstrap),
+# and Debian's etcd-server for the etcd variant.
 # Exit 0 when all is there; else one line saying why Docker cannot run here, and exit 1.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,6 +28,18 @@ command -v dockerd >/dev/null || missing+=(docker.io)
 command -v docker >/dev/null || missing+=(docker.io)
 command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || missing+=(docker-compose)
 [ ${#missing[@]} -eq 0 ] || apt_install $(printf '%s\n' "${missing[@]}" | sort -u)
+
+# compose-etcd.e2e.ts mounts the host's etcd binary into docker-compose.etcd.yml's etcd service.
+# Not a reason to skip the file-HA test: without it that file fails, saying what is missing.
+if [ ! -x /usr/bin/etcd ] && [ -z "${REBOUND_ETCD_BINARY:-}" ]; then
+  if is_root && command -v apt-get >/dev/null; then
+    say "installing etcd-server (for docker-compose.etcd.yml)"
+    { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server; }; } >/dev/null 2>&1 \
+      || say "etcd-server not installable: the etcd compose test will fail (no /usr/bin/etcd)"
+  else
+    say "no /usr/bin/etcd and not root to install etcd-server: the etcd compose test will fail"
+  fi
+fi
 
 if ! docker info >/dev/null 2>&1; then
   is_root || cannot "no Docker engine answers and not root to start dockerd"

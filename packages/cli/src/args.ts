@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { Configuration, parseDuration } from '@rebound/core';
+import { propertiesFromEnv } from './env-properties.js';
 
 /** Commander reducer for options given several times (`-D a=1 -D b=2`). */
 export function collect(value: string, previous: readonly string[] = []): string[] {
@@ -16,11 +17,14 @@ export function parseDynamicProperties(raw: readonly string[]): Record<string, s
   return record;
 }
 
-/** The configuration of a process: defaults, then the YAML file, then `-D` overrides. */
-export function buildConfiguration(opts: { readonly configFile?: string; readonly dynamic: readonly string[] }): Configuration {
+/** The configuration of a process: defaults, then the YAML file, then `$REBOUND_PROPERTIES`, then `-D` overrides. */
+export function buildConfiguration(
+  opts: { readonly configFile?: string; readonly dynamic: readonly string[] },
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Configuration {
   const overrides = Configuration.parseDynamicProperties(opts.dynamic);
   const base = opts.configFile ? Configuration.fromYamlFile(opts.configFile) : Configuration.empty();
-  return base.with(overrides);
+  return base.with(propertiesFromEnv(env)).with(overrides);
 }
 
 export function parsePositiveInt(value: string): number {

@@ -15,8 +15,9 @@ import {
   type JobSummary__Output,
   type SubmitJobRequest,
 } from '@rebound/core';
-import { assertHaDirInitialized, createHaServices, type HighAvailabilityServices } from '@rebound/ha';
+import { createHaServices, type HighAvailabilityServices } from '@rebound/ha';
 import { DEFAULT_WORKDIR, readClusterFile, tryReadClusterFile, type ClusterFile } from './cluster-file.js';
+import { propertiesFromEnv } from './env-properties.js';
 import { ClusterNotFoundError } from './errors.js';
 import { isProcessAlive } from './processes.js';
 
@@ -61,18 +62,21 @@ export async function resolveClusterTarget(
     }
     return { kind: 'address', address: opts.address };
   }
+  // An HA directory names the cluster; the backend its leader is recorded in is the configured one
+  // (`$REBOUND_PROPERTIES` under compose): the file lease there, or etcd.
   if (opts.haDir) {
-    const haDir = resolve(cwd, opts.haDir);
-    await assertHaDirInitialized(haDir);
-    return { kind: 'ha', haDir };
+    const target: ClusterTarget = { kind: 'ha', haDir: resolve(cwd, opts.haDir) };
+    await withHaServices(target, (ha) => ha.assertUsable());
+    return target;
   }
   const fromEnv = env[HA_DIR_ENV];
   if (opts.cluster === undefined && fromEnv) {
-    const haDir = resolve(cwd, fromEnv);
-    await assertHaDirInitialized(haDir).catch((err: unknown) => {
-      throw err instanceof ReboundError ? new ReboundError(err.code, `${HA_DIR_ENV}=${fromEnv}: ${err.message}`, { cause: err }) : err;
+    const target: ClusterTarget = { kind: 'ha', haDir: resolve(cwd, fromEnv) };
+    await withHaServices(target, (ha) => ha.assertUsable()).catch((err: unknown) => {
+      // Only the file backend's complaint is about the directory the variable names.
+      throw err instanceof ReboundError && clientConfiguration(target).getString('high-availability.type') === 'file' ? new ReboundError(err.code, `${HA_DIR_ENV}=${fromEnv}: ${err.message}`, { cause: err }) : err;
     });
-    return { kind: 'ha', haDir };
+    return target;
   }
   const workdir = resolve(cwd, opts.cluster ?? DEFAULT_WORKDIR);
   const file = await readClusterFile(workdir);
@@ -123,7 +127,8 @@ export function clientConfiguration(target: ClusterTarget | undefined, overrides
   if (tokenFile && !base.toRecord()['security.auth.token-file'] && overrides['security.auth.token-file'] === undefined) {
     base = base.with({ 'security.auth.token-file': tokenFile });
   }
-  return base.with(overrides);
+  // ... and its HA backend here (compose's etcd variant), as the daemons read it.
+  return base.with(propertiesFromEnv()).with(overrides);
 }
 
 export interface ClusterClientOptions {

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { ErrorCode, ReboundError, createLogger, errorMessage, newInstanceId, type Configuration, type Logger } from '@rebound/core';
-import { createHaServices } from '@rebound/ha';
+import { EtcdUnavailableError, createHaServices } from '@rebound/ha';
 import { buildConfiguration } from './args.js';
 import { formatDurationMs } from './format.js';
 import type { ProcessRole } from './cluster-file.js';
@@ -214,10 +214,26 @@ async function runDaemon(role: ProcessRole, opts: DaemonOptions, config: Configu
   });
 }
 
-async function assertHaUsable(config: Configuration, haDir: string): Promise<void> {
+/**
+ * Tries of the start-up HA check. The first etcd call of a process also sets its client up (proto
+ * loading, the channel): on a starved machine (containers starting together) that alone can
+ * outlast high-availability.etcd.request-timeout once, which is no reason to exit. An etcd that
+ * is really unreachable still fails the start within a few request timeouts, in one line.
+ */
+const STARTUP_HA_ATTEMPTS = 3;
+
+async function assertHaUsable(config: Configuration, haDir: string, logger: Logger): Promise<void> {
   const ha = createHaServices(config, haDir);
   try {
-    await ha.assertUsable();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await ha.assertUsable();
+        return;
+      } catch (err) {
+        if (!(err instanceof EtcdUnavailableError) || attempt >= STARTUP_HA_ATTEMPTS) throw err;
+        logger.warn({ attempt, err: errorMessage(err) }, `HA services not usable yet (${ha.describe()}); trying again`);
+      }
+    }
   } finally {
     await ha.close();
   }
@@ -229,7 +245,7 @@ export async function runJobMaster(opts: DaemonOptions, io: CliIo): Promise<numb
   const { startJobMasterProcess } = await import('@rebound/jobmaster');
   return runDaemon('jobmaster', opts, config, io, async (id, logger) => {
     // etcd unreachable: one line naming the endpoints now, not a JobMaster that never leads.
-    if (config.getString('high-availability.type') === 'etcd') await assertHaUsable(config, haDir);
+    if (config.getString('high-availability.type') === 'etcd') await assertHaUsable(config, haDir, logger);
     return startJobMasterProcess({ haDir, config, id, logger });
   });
 }
@@ -240,7 +256,7 @@ export async function runTaskManager(opts: TaskManagerOptions, io: CliIo): Promi
   const dataDir = resolve(io.cwd, opts.dataDir);
   const { startTaskManagerProcess } = await import('@rebound/taskmanager');
   return runDaemon('taskmanager', opts, config, io, async (id, logger) => {
-    await assertHaUsable(config, haDir);
+    await assertHaUsable(config, haDir, logger);
     return startTaskManagerProcess({ haDir, dataDir, slots: opts.slots, config, id, logger });
   });
 }

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { OPTIONS } from '@rebound/core';
-import { haServicesOf, resolveClusterTarget } from './client.js';
+import { haServicesOf, resolveClusterTarget, type ClusterTarget } from './client.js';
 import { readClusterFile } from './cluster-file.js';
 import { renderTable } from './format.js';
 import { printJson, printLines, type CliIo } from './io.js';
@@ -74,12 +74,14 @@ async function clusterConfig(rows: readonly OptionRow[], workdir: string, json: 
 }
 
 /**
- * Where `rebound events` reads job event logs: --ha-dir, else the local cluster's
- * `high-availability.storageDir` (its HA directory unless configured otherwise).
+ * Where `rebound events` reads job event logs: the `high-availability.storageDir` of --ha-dir (as
+ * `$REBOUND_PROPERTIES` configures it) or of the local cluster; the HA directory unless configured
+ * otherwise.
  */
 export async function eventsHaDir(opts: { readonly haDir?: string; readonly cluster?: string }, io: CliIo): Promise<string> {
-  if (opts.haDir) return resolve(io.cwd, opts.haDir);
-  const target = await resolveClusterTarget({ ...(opts.cluster ? { cluster: opts.cluster } : {}) }, io.cwd);
+  const target: ClusterTarget = opts.haDir
+    ? { kind: 'ha', haDir: resolve(io.cwd, opts.haDir) }
+    : await resolveClusterTarget({ ...(opts.cluster ? { cluster: opts.cluster } : {}) }, io.cwd);
   if (target.kind === 'address') return '';
   const ha = haServicesOf(target);
   await ha.close();

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { collect, parseDurationArg, parseNonNegativeInt, parsePositiveInt } from './args.js';
 import { HA_DIR_ENV } from './client.js';
+import { PROPERTIES_ENV } from './env-properties.js';
 import { DEFAULT_WORKDIR } from './cluster-file.js';
 import { describeError, errorJson, EXIT_OK, EXIT_USAGE } from './errors.js';
 import { formatDurationMs } from './format.js';
@@ -76,7 +77,8 @@ export function buildProgram(handlers: CommandHandlers, io: CliIo, setExitCode: 
     .allowExcessArguments(false)
     .addHelpText(
       'after',
-      `\nEnvironment:\n  ${HA_DIR_ENV}  HA directory of the cluster for client commands given no --cluster, --ha-dir or --address\n                  (the docker compose client service sets it)`,
+      `\nEnvironment:\n  ${HA_DIR_ENV}  HA directory of the cluster for client commands given no --cluster, --ha-dir or --address\n                  (the docker compose client service sets it)` +
+        `\n  ${PROPERTIES_ENV}  configuration lines 'key: value' for every command, after --config, before -D\n                  (e.g. high-availability.type: etcd; docker-compose.etcd.yml sets it)`,
     );
 
   const run = (p: Promise<number>): Promise<void> => p.then(setExitCode);
