@@ -5,6 +5,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Configuration, bindServer, loadProto, shutdownServer, silentLogger, systemClock } from '@rebound/core';
 import type { JobMasterGatewayHandlers } from '@rebound/core';
+import { LeaderRetrievalService } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
 
 /** A JobMaster that accepts registrations and, when `hang`, never answers a heartbeat. */
@@ -66,5 +67,34 @@ describe('JobLeaderService', () => {
     await expect.poll(() => service.connectedEpoch(), { timeout: 5_000 }).toBe(2);
     expect(secondRegistered - electedAt).toBeLessThan(5_000);
     expect(lost).toEqual(['1: a new leader was elected (epoch 2)']);
+  });
+
+  it('registered with a JobMaster that answers a newer epoch than the record it followed, it keeps the registration when the record catches up', async () => {
+    const haDir = await mkdtemp(join(tmpdir(), 'rebound-jls-'));
+    cleanup.push(() => rm(haDir, { recursive: true, force: true }));
+    const writeLeader = (epoch: number, address: string) =>
+      writeFile(join(haDir, 'leader.json'), JSON.stringify({ epoch, jobmasterId: 'jm-1', address, electedAtMs: Date.now() }));
+    let registrations = 0;
+    // The same JobMaster, elected again at epoch 13 while this TaskManager's record still says 2.
+    const jm = await fakeJobMaster(13, false, () => void registrations++);
+    cleanup.push(() => shutdownServer(jm.server, 100));
+    await writeLeader(2, jm.address);
+    const lost: string[] = [];
+    const config = Configuration.of({ 'rpc.timeout': '5 s', 'heartbeat.timeout': '30 s', 'high-availability.lease.poll-interval': '50 ms' });
+    const retrieval = new LeaderRetrievalService({ haDir, config, logger: silentLogger() });
+    const service = new JobLeaderService(
+      { haDir, taskManagerId: 'tm-1', sessionId: 'session-1', address: '127.0.0.1:1', slots: 1, config, logger: silentLogger(), clock: systemClock, running: () => [], retainedJobs: () => [], retrieval },
+      { onLeaderElected: () => undefined, onJobMasterConnected: () => undefined, onJobMasterLost: (epoch, reason) => void lost.push(`${epoch}: ${reason}`) },
+    );
+    service.start();
+    cleanup.push(() => service.stop());
+    await expect.poll(() => service.connectedEpoch(), { timeout: 5_000 }).toBe(13);
+    await writeLeader(13, jm.address);
+    await expect.poll(() => retrieval.current()?.epoch, { timeout: 5_000 }).toBe(13);
+    // One more step of the service after the record changed: it did not drop the registration.
+    await expect.poll(() => registrations + (service.connectedEpoch() ?? 0), { timeout: 5_000 }).toBe(14);
+    expect(service.connectedEpoch()).toBe(13);
+    expect(lost).toEqual([]);
+    expect(registrations).toBe(1);
   });
 });

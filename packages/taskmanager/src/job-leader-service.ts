@@ -25,7 +25,8 @@ export interface JobLeaderListener {
 }
 
 interface Connection {
-  readonly leader: LeaderInfo;
+  /** Epoch raised to the one the JobMaster answered a registration with, when newer. */
+  leader: LeaderInfo;
   readonly client: JobMasterGatewayClient;
   /** Aborted when the connection is dropped: cancels its registration or heartbeat in flight. */
   readonly dropped: AbortController;
@@ -158,6 +159,13 @@ export class JobLeaderService {
           session_id: this.opts.sessionId,
         }, this.rpcTimeoutMs, c.dropped.signal);
         if (this.conn !== c) return;
+        // The leader record this TaskManager followed may lag the JobMaster that answered at its
+        // address (etcd's watch reconnects with a backoff after an outage, while the same JobMaster
+        // was elected again). Registered under the newer epoch, it must not take the record's
+        // later catching up for a change of leader, drop a healthy registration and have the
+        // JobMaster treat its return as a new TaskManager. The fence is not raised here: a
+        // deployment of that epoch is still confirmed with the HA services.
+        if (res.epoch > c.leader.epoch) c.leader = { ...c.leader, epoch: res.epoch };
         c.registered = true;
         c.lastAckMs = this.opts.clock.now();
         c.heartbeatIntervalMs = res.heartbeat_interval_ms;

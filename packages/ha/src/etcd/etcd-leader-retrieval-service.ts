@@ -20,6 +20,8 @@ export class EtcdLeaderRetrievalService implements LeaderRetrieval {
   private watching: Promise<void> | undefined;
   private readonly waiters = new LeaderWaiters();
   private lastError: string | undefined;
+  /** Reads of the leader key while the watch is disconnected (see watchDisconnected). */
+  private pollTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly conn: EtcdConnection,
@@ -90,8 +92,14 @@ export class EtcdLeaderRetrievalService implements LeaderRetrieval {
           }
         });
         // A reconnected watch resumes from its last revision; one read covers a compacted history.
-        watcher.on('connected', () => void this.refresh().catch((err: unknown) => this.noteError(err)));
-        watcher.on('disconnected', (err) => this.noteError(err));
+        watcher.on('connected', () => {
+          this.stopPolling();
+          void this.refresh().catch((err: unknown) => this.noteError(err));
+        });
+        watcher.on('disconnected', (err) => {
+          this.noteError(err);
+          this.watchDisconnected();
+        });
         watcher.on('error', (err) => this.noteError(err));
         await this.refresh();
       } catch (err) {
@@ -104,7 +112,33 @@ export class EtcdLeaderRetrievalService implements LeaderRetrieval {
     return this.watching;
   }
 
+  /**
+   * etcd3 reconnects a broken watch with a backoff that grows to several seconds, so after an etcd
+   * outage the watch can stay down while a leader is elected again: reading the key every
+   * `high-availability.lease.poll-interval` meanwhile keeps TaskManagers from following a leader
+   * record that is seconds out of date.
+   */
+  private watchDisconnected(): void {
+    if (this.pollTimer || !this.wanted()) return;
+    const tick = (): void => {
+      if (!this.pollTimer) return;
+      void this.refresh()
+        .catch((err: unknown) => this.noteError(err))
+        .finally(() => {
+          if (this.pollTimer && this.wanted()) this.pollTimer = setTimeout(tick, this.retryIntervalMs).unref();
+          else this.stopPolling();
+        });
+    };
+    this.pollTimer = setTimeout(tick, this.retryIntervalMs).unref();
+  }
+
+  private stopPolling(): void {
+    clearTimeout(this.pollTimer);
+    this.pollTimer = undefined;
+  }
+
   private updateWatching(): void {
+    if (!this.wanted()) this.stopPolling();
     if (this.watcher && !this.wanted()) {
       const w = this.watcher;
       this.watcher = undefined;
