@@ -1,8 +1,64 @@
-import { sleep } from '@rebound/core';
+import { parseDuration, sleep } from '@rebound/core';
 import type { EtcdCluster } from '@rebound/ha/testing';
-import { HEARTBEAT_TIMEOUT_MS } from './config.js';
+import { CHAOS_CONFIG, HEARTBEAT_TIMEOUT_MS } from './config.js';
 import type { FaultPlan } from './faults.js';
 import type { RunContext } from './run-context.js';
+import type { Disruption } from './task-log.js';
+
+interface LogLine {
+  readonly time: number;
+  readonly msg?: string;
+  readonly taskManagerId?: string;
+  readonly reason?: string;
+  readonly epoch?: number;
+}
+
+function parseLines(text: string): LogLine[] {
+  const out: LogLine[] = [];
+  for (const l of text.split('\n')) {
+    if (!l.startsWith('{')) continue;
+    try {
+      out.push(JSON.parse(l) as LogLine);
+    } catch {
+      // A torn last line.
+    }
+  }
+  return out;
+}
+
+/**
+ * The TaskManagers among `tms` that a heartbeat timeout during a cut (from `from` to `to`, plus
+ * the time a heartbeat in flight takes to fail) cost their registration: a JobMaster logged
+ * `TaskManager lost` for it, because of its own heartbeat timeout or because the TaskManager,
+ * after its heartbeat timeout (`lost the JobMaster`: `no heartbeat answer`), registered again.
+ * TCP retransmission backoff makes a cut of 1.5 s look like more than the 3 s heartbeat timeout.
+ * Only JobMasters of epoch `minEpoch` or newer count: a cut-off old leader that dropped
+ * everybody was replaced, and what it decided binds nobody.
+ */
+export async function lostByHeartbeat(r: RunContext, tms: readonly string[], from: number, to: number, minEpoch: number): Promise<Set<string>> {
+  const until = to + HEARTBEAT_TIMEOUT_MS + parseDuration(CHAOS_CONFIG['rpc.timeout']!, 'rpc.timeout') + 2_000;
+  const inWindow = (l: LogLine): boolean => l.time >= from && l.time <= until;
+  const lost = new Set<string>();
+  const jmLines = (await Promise.all((await r.cluster.jobMasterIds()).map(async (id) => parseLines(await r.cluster.log(id))))).flat();
+  for (const tm of tms) {
+    const tmTimedOut = parseLines(await r.cluster.log(tm)).some((l) => inWindow(l) && l.msg === 'lost the JobMaster' && /^no heartbeat answer/.test(l.reason ?? ''));
+    const dropped = jmLines.some(
+      (l) => inWindow(l) && l.msg === 'TaskManager lost' && l.taskManagerId === tm && (l.epoch ?? 0) >= minEpoch && (/^no heartbeat/.test(l.reason ?? '') || (l.reason === 'registered again' && tmTimedOut)),
+    );
+    if (dropped) lost.add(tm);
+  }
+  return lost;
+}
+
+/** After the job: marks the cut's disruption with the TaskManagers a heartbeat timeout cost their registration. */
+function judgeCutAfterJob(r: RunContext, d: Disruption, tms: readonly string[], from: number, to: number, minEpoch: number, note: (s: string) => void): void {
+  r.checkAfterJob(`judging "${d.label}"`, async () => {
+    const lost = await lostByHeartbeat(r, tms, from, to, minEpoch);
+    if (lost.size === 0) return;
+    r.amend(d, { ...d, lostOn: lost });
+    note(`a heartbeat timeout during the cut made the leader drop ${[...lost].join(', ')}: reruns of what finished there are excused`);
+  });
+}
 
 type NetworkFault = Extract<FaultPlan, { kind: 'tm-partition' | 'leader-partition' | 'etcd-member-kill' | 'etcd-outage' | 'etcd-leader-partition' }>;
 
@@ -63,18 +119,19 @@ export async function injectNetworkFault(r: RunContext, f: NetworkFault, { note,
       if (!net) return note('no network cutter (run without --partitions)');
       if (!(await r.cluster.isAlive(tm))) return note(`${tm} was not running`);
       const p = await r.cluster.process(tm);
+      const leaderEpoch = (await r.cluster.leader())?.epoch ?? 0;
       if (!net.isInCgroup(p.pid, tm)) return r.problem('harness-error', `${tm} (pid ${p.pid}) is not in its cgroup ${net.root}/${tm}: a cut would not reach it`);
       net.cut(tm);
       const at = Date.now();
       mark(at);
-      await r.disrupt(`tm-partition: ${tm} cut off for ${f.durationMs} ms`, at);
+      const d = await r.disrupt(`tm-partition: ${tm} cut off for ${f.durationMs} ms`, at);
       await sleep(f.durationMs);
       net.heal(tm);
-      // Beyond heartbeat.timeout the leader may take the TaskManager for lost, as after a kill:
-      // what finished there may run again. Within it, nothing durable may.
-      const lost = f.durationMs >= HEARTBEAT_TIMEOUT_MS;
-      if (lost) r.tmKills.push({ id: tm, at });
-      note(`${tm} cut off for ${Date.now() - at} ms${lost ? ' (beyond heartbeat.timeout: counts as lost)' : ''}`);
+      const healedAt = Date.now();
+      note(`${tm} cut off for ${healedAt - at} ms`);
+      // A heartbeat timeout on either side makes the leader drop the TaskManager and its finished
+      // partitions, as after a kill; without one, nothing durable may run again.
+      judgeCutAfterJob(r, d, [tm], at, healedAt, leaderEpoch, note);
       return;
     }
     case 'leader-partition': {
@@ -90,7 +147,7 @@ export async function injectNetworkFault(r: RunContext, f: NetworkFault, { note,
       mark(at);
       r.jmDisturbed.push({ id, at });
       r.leaderLosses.push({ at, epoch: leader.epoch });
-      await r.disrupt(`leader-partition: ${id} (epoch ${leader.epoch}) cut off for ${f.durationMs} ms`, at);
+      const d = await r.disrupt(`leader-partition: ${id} (epoch ${leader.epoch}) cut off for ${f.durationMs} ms`, at);
       await sleep(f.durationMs);
       // Asked before the heal: a newer leader elected meanwhile means the old one must be fenced.
       const during = await r.cluster.leader();
@@ -99,6 +156,8 @@ export async function injectNetworkFault(r: RunContext, f: NetworkFault, { note,
       const replaced = during !== undefined && during.epoch > leader.epoch;
       if (replaced) r.fencingChecks.push({ epoch: leader.epoch, resumedAt: healedAt, id });
       note(`${id} cut off for ${healedAt - at} ms; ${replaced ? `${during.jobmasterId} led at epoch ${during.epoch} when it was healed` : 'no newer leader when it was healed'}`);
+      const tms = (await r.cluster.processes()).filter((p) => p.role === 'taskmanager').map((p) => p.id);
+      judgeCutAfterJob(r, d, tms, at, healedAt, replaced ? during.epoch : leader.epoch, note);
       await r.awaitRecovery(leader.epoch - 1);
       return;
     }
