@@ -5,8 +5,9 @@
  * rerun on a live TaskManager), 2 for a bad command line.
  */
 import * as grpc from '@grpc/grpc-js';
-import { ChaosUsageError, USAGE, commandLine, killLiveClusters, parseChaosArgs, runChaos } from '@rebound/chaos';
+import { ChaosUsageError, USAGE, cleanupPartitionsSync, commandLine, killLiveClusters, parseChaosArgs, partitionsUnavailableReason, runChaos, sweepStalePartitions } from '@rebound/chaos';
 import { errorMessage } from '@rebound/core';
+import { etcdAvailable } from '@rebound/ha/testing';
 
 // Calls to a JobMaster the harness just killed fail by design; grpc-js must not log each one.
 grpc.setLogVerbosity(grpc.logVerbosity.NONE);
@@ -26,12 +27,30 @@ if (opts.help) {
   process.stdout.write(`${USAGE}\n`);
   process.exit(0);
 }
+if (opts.ha === 'etcd' && !etcdAvailable()) {
+  process.stderr.write(`chaos: --ha etcd needs etcd 3 at ${process.env.REBOUND_ETCD_BIN ?? '/usr/bin/etcd'} (apt-get install etcd-server, or set REBOUND_ETCD_BIN)\n`);
+  process.exit(2);
+}
+if (opts.partitions) {
+  const why = partitionsUnavailableReason();
+  if (why) {
+    process.stderr.write(`chaos: --partitions is not possible here: ${why}\n`);
+    process.exit(2);
+  }
+  // Tables and cgroups of a harness that was SIGKILLed.
+  sweepStalePartitions();
+}
 const options = opts;
-// Daemons are detached: an interrupted harness must not leave clusters behind.
-process.on('exit', killLiveClusters);
+// Daemons are detached: an interrupted harness must not leave clusters (or network cuts) behind.
+// etcd members are this process's children: startEtcdCluster kills them on exit.
+const cleanup = (): void => {
+  cleanupPartitionsSync();
+  killLiveClusters();
+};
+process.on('exit', cleanup);
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.on(sig, () => {
-    killLiveClusters();
+    cleanup();
     process.exit(130);
   });
 }

@@ -33,7 +33,7 @@ export interface ChaosIo {
 export async function runChaos(opts: ChaosOptions, command: string, io: ChaosIo): Promise<ChaosReport> {
   const started = Date.now();
   const results: RunResult[] = [];
-  io.out(`chaos: seed ${opts.seed}, ${opts.runs} run(s)${opts.faults ? `, faults ${opts.faults.join(',')}` : ''}${opts.job ? `, job ${opts.job}` : ''}`);
+  io.out(`chaos: seed ${opts.seed}, ${opts.runs} run(s)${opts.faults ? `, faults ${opts.faults.join(',')}` : ''}${opts.job ? `, job ${opts.job}` : ''}, HA ${opts.ha}, partitions ${opts.partitions ? 'on' : 'off'}`);
   for (let i = 0; i < opts.runs; i++) {
     if (opts.timeBudgetMs !== undefined && Date.now() - started > opts.timeBudgetMs) {
       io.out(`chaos: time budget of ${Math.round(opts.timeBudgetMs / 1000)} s used up after ${i} run(s)`);
@@ -46,6 +46,8 @@ export async function runChaos(opts: ChaosOptions, command: string, io: ChaosIo)
       ...(opts.faultsPerRun !== undefined ? { faultsPerRun: opts.faultsPerRun } : {}),
       ...(opts.crashPoint ? { crashPoint: opts.crashPoint } : {}),
       ...(opts.slowdown !== undefined ? { slowdown: opts.slowdown } : {}),
+      ha: opts.ha,
+      partitions: opts.partitions,
     });
     const result = await runOne({
       run: i,

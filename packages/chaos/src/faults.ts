@@ -19,6 +19,11 @@ export const FAULT_KINDS = [
   'poison-job',
   'damaged-job-dir',
   'forged-rpc',
+  'tm-partition',
+  'leader-partition',
+  'etcd-member-kill',
+  'etcd-outage',
+  'etcd-leader-partition',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -37,7 +42,43 @@ export const FAULT_DESCRIPTIONS: Readonly<Record<FaultKind, string>> = {
   'poison-job': 'a second job whose module exits, throws or hangs when a JobMaster loads it is submitted mid-job',
   'damaged-job-dir': "a second, finished job's status.json or jobgraph.pb is overwritten with garbage, then the leader SIGKILLed",
   'forged-rpc': 'forged calls (no or a wrong secret; the secret with a forged leader epoch) sent to the leader and a TaskManager mid-job',
+  'tm-partition': "every packet in or out of one TaskManager dropped for a while (nft), then healed; shorter or longer than heartbeat.timeout",
+  'leader-partition': 'every packet in or out of the leading JobMaster dropped for a while (nft), then healed (on etcd it loses its lease and must be fenced)',
+  'etcd-member-kill': 'SIGKILL of one etcd member (the Raft leader or a follower) mid-job, maybe restarted later',
+  'etcd-outage': 'every etcd member SIGSTOPped or SIGKILLed for longer than the HA lease, then resumed or restarted',
+  'etcd-leader-partition': "every packet in or out of etcd's Raft leader member dropped for a while (nft), then healed",
 };
+
+/** Where leader election and job graphs live (`high-availability.type`). */
+export const HA_BACKENDS = ['file', 'etcd'] as const;
+export type HaBackend = (typeof HA_BACKENDS)[number];
+
+/** What a run can do to the cluster, besides killing and stopping its processes. */
+export interface FaultEnvironment {
+  readonly ha: HaBackend;
+  /** Network partitions (nft drops by socket cgroup): root, nft and cgroup v2 (partition.ts). */
+  readonly partitions: boolean;
+}
+
+/** Kinds that need an etcd cluster of the run's own (`--ha etcd`). */
+export const ETCD_FAULTS: ReadonlySet<FaultKind> = new Set(['etcd-member-kill', 'etcd-outage', 'etcd-leader-partition']);
+/** Kinds that drop network traffic (`--partitions`). */
+export const PARTITION_FAULTS: ReadonlySet<FaultKind> = new Set(['tm-partition', 'leader-partition', 'etcd-leader-partition']);
+/** Kinds that damage files of the file backend (on etcd, job graphs and status live in etcd). */
+export const FILE_HA_FAULTS: ReadonlySet<FaultKind> = new Set(['damaged-job-dir']);
+
+/** Why `kind` cannot run in `env`, or undefined if it can. */
+export function faultUnavailable(kind: FaultKind, env: FaultEnvironment): string | undefined {
+  if (ETCD_FAULTS.has(kind) && env.ha !== 'etcd') return `${kind} needs --ha etcd`;
+  if (FILE_HA_FAULTS.has(kind) && env.ha !== 'file') return `${kind} damages the file backend's job directory; it has none on --ha ${env.ha}`;
+  if (PARTITION_FAULTS.has(kind) && !env.partitions) return `${kind} needs --partitions`;
+  return undefined;
+}
+
+/** The kinds a run in `env` draws from when no pool is given. */
+export function faultKindsFor(env: FaultEnvironment): FaultKind[] {
+  return FAULT_KINDS.filter((k) => faultUnavailable(k, env) === undefined);
+}
 
 /** What a poison job module does when a JobMaster loads it (packages/chaos/src/jobs/poison.ts). */
 export const POISON_MODES = ['exit', 'throw', 'hang'] as const;
@@ -91,7 +132,12 @@ export type FaultPlan =
   | { readonly kind: 'jobmasters-pause'; readonly trigger: Trigger; readonly extraMs: number }
   | { readonly kind: 'poison-job'; readonly trigger: Trigger; readonly mode: PoisonMode }
   | { readonly kind: 'damaged-job-dir'; readonly trigger: Trigger; readonly file: DamagedJobFile; readonly damage: JobFileDamage; readonly garbageSeed: number }
-  | { readonly kind: 'forged-rpc'; readonly trigger: Trigger; readonly taskManager: number; readonly orderSeed: number };
+  | { readonly kind: 'forged-rpc'; readonly trigger: Trigger; readonly taskManager: number; readonly orderSeed: number }
+  | { readonly kind: 'tm-partition'; readonly trigger: Trigger; readonly taskManager: number; readonly durationMs: number }
+  | { readonly kind: 'leader-partition'; readonly trigger: Trigger; readonly durationMs: number }
+  | { readonly kind: 'etcd-member-kill'; readonly trigger: Trigger; readonly member: 'leader' | 'follower'; readonly restartAfterMs?: number }
+  | { readonly kind: 'etcd-outage'; readonly trigger: Trigger; readonly mode: 'stop' | 'kill'; readonly extraMs: number }
+  | { readonly kind: 'etcd-leader-partition'; readonly trigger: Trigger; readonly durationMs: number };
 
 /** `debug.crash.*` settings of a crash point (debug.allow-test-options must be true as well). */
 export function crashPointConfig(p: CrashPointSpec): Record<string, string> {
@@ -148,6 +194,15 @@ export function describeFault(f: FaultPlan): string {
       return `damaged-job-dir(${f.file}:${f.damage})${at}`;
     case 'forged-rpc':
       return `forged-rpc(tm-${f.taskManager})${at}`;
+    case 'tm-partition':
+      return `tm-partition(tm-${f.taskManager},${f.durationMs}ms)${at}`;
+    case 'leader-partition':
+    case 'etcd-leader-partition':
+      return `${f.kind}(${f.durationMs}ms)${at}`;
+    case 'etcd-member-kill':
+      return `etcd-member-kill(${f.member}${f.restartAfterMs === undefined ? '' : `,restart+${f.restartAfterMs}ms`})${at}`;
+    case 'etcd-outage':
+      return `etcd-outage(${f.mode},lease+${f.extraMs}ms)${at}`;
     default:
       return `${f.kind}${at}`;
   }
@@ -169,6 +224,14 @@ export interface PlanOptions {
   /** Use this crash point instead of drawing one. */
   readonly crashPoint?: CrashPointSpec;
   readonly taskManagers?: number;
+  /** The run's HA backend and whether it may cut the network: the default pool follows them. */
+  readonly ha?: HaBackend;
+  readonly partitions?: boolean;
+}
+
+/** The environment the options describe (file HA, no partitions unless said otherwise). */
+export function environmentOf(opts: PlanOptions): FaultEnvironment {
+  return { ha: opts.ha ?? 'file', partitions: opts.partitions ?? false };
 }
 
 function trigger(prng: Prng, maxTasks: number, maxDelayMs: number, minTasks = 0): Trigger {
@@ -220,12 +283,29 @@ export function drawFault(prng: Prng, kind: FaultKind, shape: JobShape, first: b
     }
     case 'forged-rpc':
       return { kind, trigger: trigger(prng, maxTasks, 1000, 1), taskManager: prng.int(1, tms), orderSeed: prng.int(1, 1_000_000) };
+    // Half the cuts end within heartbeat.timeout (3 s: nothing may be lost), half outlast it
+    // (the leader may declare the TaskManager lost, like a kill).
+    case 'tm-partition':
+      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), taskManager: prng.int(1, tms), durationMs: prng.chance(0.5) ? prng.int(300, 2_000) : prng.int(4_500, 9_000) };
+    // Below and beyond the etcd lease (3 s): the leader keeps or loses its leadership.
+    case 'leader-partition':
+      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), durationMs: prng.int(1_000, 9_000) };
+    case 'etcd-member-kill': {
+      const member = prng.chance(0.5) ? 'leader' : 'follower';
+      const restart = prng.chance(0.7);
+      const restartAfterMs = prng.int(0, 4_000);
+      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), member, ...(restart ? { restartAfterMs } : {}) };
+    }
+    case 'etcd-outage':
+      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), mode: prng.chance(0.5) ? 'stop' : 'kill', extraMs: prng.int(500, 3_000) };
+    case 'etcd-leader-partition':
+      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), durationMs: prng.int(1_500, 8_000) };
   }
 }
 
 /** The fault kinds of one run, drawn from the pool. */
 export function drawFaultKinds(prng: Prng, opts: PlanOptions = {}): FaultKind[] {
-  const pool = opts.pool && opts.pool.length > 0 ? [...opts.pool] : [...FAULT_KINDS];
+  const pool = opts.pool && opts.pool.length > 0 ? [...opts.pool] : faultKindsFor(environmentOf(opts));
   const count = opts.faultsPerRun ?? (prng.chance(0.3) ? 2 : 1);
   const first = prng.pick(pool);
   const kinds: FaultKind[] = [first];

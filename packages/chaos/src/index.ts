@@ -3,6 +3,14 @@ export {
   FAULT_KINDS,
   FAULT_DESCRIPTIONS,
   EXCLUSIVE_FAULTS,
+  ETCD_FAULTS,
+  PARTITION_FAULTS,
+  FILE_HA_FAULTS,
+  HA_BACKENDS,
+  faultKindsFor,
+  faultUnavailable,
+  type HaBackend,
+  type FaultEnvironment,
   CRASH_EVENT_TYPES,
   NO_CRASH_POINTS,
   isFaultKind,
@@ -31,3 +39,6 @@ export { parseChaosArgs, parseCrashPoint, replayCommand, commandLine, USAGE, DEF
 export { summarize, tableRows, renderTable, summaryLines, renderMarkdown, TABLE_HEADER, type ChaosSummary } from './report.js';
 export { runChaos, type ChaosReport } from './chaos.js';
 export { ChaosError, ChaosUsageError } from './errors.js';
+export { NetworkCutter, partitionsUnavailableReason, cleanupPartitionsSync, sweepStalePartitions } from './partition.js';
+export { raftLeaderIndex } from './inject-network.js';
+export { etcdHaConfig } from './runner.js';

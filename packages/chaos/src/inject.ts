@@ -8,6 +8,7 @@ import type { FaultRecord } from './results.js';
 import { finishedInDump, type RunContext } from './run-context.js';
 import { finishedPartitions, waitUntil } from './observe.js';
 import { injectDamagedJobDir, injectForgedRpc, injectPoisonJob } from './inject-hostile.js';
+import { injectNetworkFault } from './inject-network.js';
 
 /**
  * Injects one planned fault: waits for its trigger, does it, records the disruptions (with the
@@ -55,6 +56,12 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
       return injectPoisonJob(r, f, { note, mark });
     case 'forged-rpc':
       return injectForgedRpc(r, f, { note, mark });
+    case 'tm-partition':
+    case 'leader-partition':
+    case 'etcd-member-kill':
+    case 'etcd-outage':
+    case 'etcd-leader-partition':
+      return injectNetworkFault(r, f, { note, mark });
     case 'leader-kill': {
       const k = await r.killLeader('leader-kill');
       if (!k) return note('no live leader to kill');

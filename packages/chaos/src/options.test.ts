@@ -66,6 +66,17 @@ describe('parseChaosArgs', () => {
     expect(usageError(['--deadline', 'soon'])).toMatch(/--deadline: 'soon' is not a duration/);
   });
 
+  it('takes --ha and --partitions into the replay command, and refuses kinds the run cannot inject', () => {
+    const o = parseChaosArgs(['--seed', '5', '--ha', 'etcd', '--partitions', '--faults', 'etcd-outage,tm-partition']);
+    expect(o).toMatchObject({ ha: 'etcd', partitions: true, faults: ['etcd-outage', 'tm-partition'] });
+    expect(replayCommand(o, 6)).toBe('npm run chaos -- --seed 6 --runs 1 --faults etcd-outage,tm-partition --ha etcd --partitions');
+    expect(parseChaosArgs(['--seed', '5'])).toMatchObject({ ha: 'file', partitions: false });
+    expect(usageError(['--seed', '1', '--ha', 'zookeeper'])).toBe("--ha must be one of file, etcd, got 'zookeeper'");
+    expect(usageError(['--seed', '1', '--faults', 'etcd-member-kill'])).toBe('etcd-member-kill needs --ha etcd');
+    expect(usageError(['--seed', '1', '--ha', 'etcd', '--faults', 'leader-partition'])).toBe('leader-partition needs --partitions');
+    expect(usageError(['--seed', '1', '--ha', 'etcd', '--faults', 'damaged-job-dir'])).toMatch(/^damaged-job-dir damages the file backend's job directory/);
+  });
+
   it('prints a replay command for a single run with the same options', () => {
     const o = parseChaosArgs(['--seed', '100', '--runs', '50', '--faults', 'torn-tail', '--job', 'join']);
     expect(replayCommand(o, 117)).toBe('npm run chaos -- --seed 117 --runs 1 --faults torn-tail --job join');

@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '@rebound/core';
 import { ChaosUsageError } from './errors.js';
-import { CRASH_EVENT_TYPES, FAULT_KINDS, describeCrashPoint, isFaultKind, type CrashEventType, type CrashPointSpec, type FaultKind } from './faults.js';
+import { CRASH_EVENT_TYPES, FAULT_KINDS, HA_BACKENDS, describeCrashPoint, faultUnavailable, isFaultKind, type CrashEventType, type CrashPointSpec, type FaultKind, type HaBackend } from './faults.js';
 import { JOB_NAMES, isJobName, type JobName } from './jobs.js';
 
 export const USAGE = `usage: npm run chaos -- --seed S [--runs N] [--faults LIST] [--job wordcount|aggregation|join] [--json FILE]
            [--md FILE] [--faults-per-run N] [--crash-point SPEC] [--slowdown N] [--deadline DURATION] [--time-budget DURATION]
-           [--work-root DIR] [--keep] [--quiet]
+           [--ha file|etcd] [--partitions] [--work-root DIR] [--keep] [--quiet]
   faults: ${FAULT_KINDS.join(', ')}
   crash points: before-event=<EventType>:<N> | after-event=<EventType>:<N> | after-deploy=<N>`;
 
@@ -25,6 +25,10 @@ export interface ChaosOptions {
   readonly crashPoint?: CrashPointSpec;
   /** Multiplier of the jobs' per-record delays (default 1). */
   readonly slowdown?: number;
+  /** HA backend of every run (default file); etcd: each run starts a 3-member etcd of its own. */
+  readonly ha: HaBackend;
+  /** Network partition faults allowed (explicit: the same seed must give the same plan everywhere). */
+  readonly partitions: boolean;
   /** Per run: the job must be FINISHED this long after submission. */
   readonly deadlineMs: number;
   /** No new run starts after this much wall time (the runs so far are reported). */
@@ -116,6 +120,8 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
         deadline: { type: 'string' },
         'time-budget': { type: 'string' },
         'work-root': { type: 'string' },
+        ha: { type: 'string' },
+        partitions: { type: 'boolean' },
         keep: { type: 'boolean' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -150,6 +156,14 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
     }
     faults = [...new Set(names as FaultKind[])];
   }
+  const haText = str('ha') ?? 'file';
+  if (!(HA_BACKENDS as readonly string[]).includes(haText)) throw usage(`--ha must be one of ${HA_BACKENDS.join(', ')}, got '${haText}'`);
+  const ha = haText as HaBackend;
+  const partitions = values.partitions === true;
+  for (const k of faults ?? []) {
+    const why = faultUnavailable(k, { ha, partitions });
+    if (why) throw usage(why);
+  }
   const cpText = str('crash-point');
   const crashPoint = cpText === undefined ? undefined : parseCrashPoint(cpText, job);
   if (crashPoint) {
@@ -172,6 +186,8 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
     ...(faultsPerRun !== undefined ? { faultsPerRun } : {}),
     ...(crashPoint ? { crashPoint } : {}),
     ...(slowdown !== undefined && slowdown !== 1 ? { slowdown } : {}),
+    ha,
+    partitions,
     deadlineMs: str('deadline') === undefined ? DEFAULT_DEADLINE_MS : duration(str('deadline')!, '--deadline'),
     ...(str('time-budget') !== undefined ? { timeBudgetMs: duration(str('time-budget')!, '--time-budget') } : {}),
     workRoot: str('work-root') ?? join(tmpdir(), 'rebound-chaos'),
@@ -189,6 +205,8 @@ export function replayCommand(opts: ChaosOptions, seed: number): string {
   if (opts.faultsPerRun !== undefined) parts.push('--faults-per-run', String(opts.faultsPerRun));
   if (opts.crashPoint) parts.push('--crash-point', describeCrashPoint(opts.crashPoint));
   if (opts.slowdown !== undefined) parts.push('--slowdown', String(opts.slowdown));
+  if (opts.ha !== 'file') parts.push('--ha', opts.ha);
+  if (opts.partitions) parts.push('--partitions');
   return parts.join(' ');
 }
 

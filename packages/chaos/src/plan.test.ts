@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXCLUSIVE_FAULTS, FAULT_KINDS, crashPointConfig, drawFaultKinds, type FaultKind } from './faults.js';
+import { ETCD_FAULTS, EXCLUSIVE_FAULTS, FAULT_KINDS, FILE_HA_FAULTS, PARTITION_FAULTS, crashPointConfig, drawFaultKinds, faultKindsFor, faultUnavailable, type FaultKind } from './faults.js';
 import { expectedLines } from './jobs.js';
 import { planRun } from './plan.js';
 import { Prng } from './prng.js';
@@ -31,7 +31,7 @@ describe('planRun', () => {
     }
   });
 
-  it('draws every fault kind and every job over a few hundred seeds', () => {
+  it('draws every fault kind of file HA, and every job, over a few hundred seeds', () => {
     const kinds = new Set<string>();
     const jobs = new Set<string>();
     for (let seed = 0; seed < 300; seed++) {
@@ -39,8 +39,56 @@ describe('planRun', () => {
       jobs.add(p.job.job);
       for (const f of p.faults) kinds.add(f.kind);
     }
-    expect([...kinds].sort()).toEqual([...FAULT_KINDS].sort());
+    expect([...kinds].sort()).toEqual(FAULT_KINDS.filter((k) => !ETCD_FAULTS.has(k) && !PARTITION_FAULTS.has(k)).sort());
     expect([...jobs].sort()).toEqual(['aggregation', 'join', 'wordcount']);
+  });
+
+  it('draws etcd and partition kinds only where the run can inject them', () => {
+    const seen = (ha: 'file' | 'etcd', partitions: boolean): Set<FaultKind> => {
+      const kinds = new Set<FaultKind>();
+      for (let seed = 0; seed < 400; seed++) for (const f of planRun(seed, { ha, partitions }).faults) kinds.add(f.kind);
+      return kinds;
+    };
+    const etcdAll = seen('etcd', true);
+    expect([...etcdAll].sort()).toEqual(FAULT_KINDS.filter((k) => !FILE_HA_FAULTS.has(k)).sort());
+    const etcdNoCut = seen('etcd', false);
+    for (const k of PARTITION_FAULTS) expect(etcdNoCut.has(k)).toBe(false);
+    for (const k of ['etcd-member-kill', 'etcd-outage'] as const) expect(etcdNoCut.has(k)).toBe(true);
+    const fileCut = seen('file', true);
+    for (const k of ETCD_FAULTS) expect(fileCut.has(k)).toBe(false);
+    expect(fileCut.has('tm-partition') && fileCut.has('leader-partition') && fileCut.has('damaged-job-dir')).toBe(true);
+    expect(faultKindsFor({ ha: 'file', partitions: false })).toEqual(FAULT_KINDS.slice(0, 13));
+    expect(faultUnavailable('etcd-outage', { ha: 'file', partitions: true })).toBe('etcd-outage needs --ha etcd');
+    expect(faultUnavailable('tm-partition', { ha: 'etcd', partitions: false })).toBe('tm-partition needs --partitions');
+    expect(faultUnavailable('damaged-job-dir', { ha: 'etcd', partitions: true })).toMatch(/has none on --ha etcd/);
+  });
+
+  it('keeps the plans of file-HA seeds when the new kinds are added (recorded seeds replay as before)', () => {
+    for (let seed = 0; seed < 100; seed++) {
+      const p = planRun(seed);
+      expect(p).toEqual({ ...planRun(seed, { pool: FAULT_KINDS.slice(0, 13) }), ha: 'file', partitions: false });
+    }
+    // A recorded plan: seed 277 with three faults (test/chaos.test.ts).
+    expect(planRun(277, { pool: ['leader-kill', 'tm-kill-leaderless', 'partition-delete'], faultsPerRun: 3, job: 'wordcount' }).faults.map((f) => f.kind)).toEqual(
+      planRun(277, { pool: ['leader-kill', 'tm-kill-leaderless', 'partition-delete'], faultsPerRun: 3, job: 'wordcount', ha: 'etcd', partitions: true }).faults.map((f) => f.kind),
+    );
+  });
+
+  it('draws tm-partition cuts both within and beyond heartbeat.timeout, and etcd outages beyond the lease', () => {
+    let short = 0;
+    let long = 0;
+    for (let seed = 0; seed < 200; seed++) {
+      for (const f of planRun(seed, { ha: 'etcd', partitions: true, pool: ['tm-partition', 'etcd-outage'], faultsPerRun: 2 }).faults) {
+        if (f.kind === 'tm-partition') {
+          expect(f.durationMs < 2_500 || f.durationMs >= 4_500).toBe(true);
+          if (f.durationMs < 2_500) short++;
+          else long++;
+        }
+        if (f.kind === 'etcd-outage') expect(f.extraMs).toBeGreaterThan(0);
+      }
+    }
+    expect(short).toBeGreaterThan(20);
+    expect(long).toBeGreaterThan(20);
   });
 
   it('never combines a run-shaping fault with another fault', () => {

@@ -1,4 +1,4 @@
-import { drawFault, drawFaultKinds, type FaultPlan, type PlanOptions } from './faults.js';
+import { drawFault, drawFaultKinds, environmentOf, type FaultPlan, type HaBackend, type PlanOptions } from './faults.js';
 import { JOB_NAMES, drawJobParams, jobShape, type JobName, type JobParams } from './jobs.js';
 import { Prng } from './prng.js';
 
@@ -9,6 +9,10 @@ export interface RunPlan {
   readonly faults: readonly FaultPlan[];
   /** execution.batch.job-recovery.snapshot.min-pause of the run: 0 ms or the default 3 min. */
   readonly snapshotMinPause: string;
+  /** The run's HA backend: on etcd it starts a 3-member etcd cluster of its own. */
+  readonly ha: HaBackend;
+  /** Whether the run puts its daemons in cgroups it can cut off the network (partition.ts). */
+  readonly partitions: boolean;
 }
 
 export interface RunPlanOptions extends PlanOptions {
@@ -44,5 +48,6 @@ export function planRun(seed: number, opts: RunPlanOptions = {}): RunPlan {
   const kinds = drawFaultKinds(prng, opts);
   const faults = kinds.map((k, i) => drawFault(prng, k, shape, i === 0, opts));
   const snapshotMinPause = prng.chance(0.5) ? '0 ms' : '3 min';
-  return { seed, job, faults, snapshotMinPause };
+  const env = environmentOf(opts);
+  return { seed, job, faults, snapshotMinPause, ha: env.ha, partitions: env.partitions };
 }

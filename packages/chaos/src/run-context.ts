@@ -1,10 +1,12 @@
 import { join } from 'node:path';
-import { errorMessage, isTerminalJobState, sleep } from '@rebound/core';
+import { errorMessage, isTerminalJobState, parseDuration, sleep } from '@rebound/core';
 import { dumpJobEvents, jobEventsDir, listEventFiles, type JobEventsDump } from '@rebound/event-store';
+import type { EtcdCluster } from '@rebound/ha/testing';
 import type { ChaosCluster } from './cluster.js';
 import { CHAOS_CONFIG, PAUSE_REGISTRATION_TIMEOUT_MS } from './config.js';
 import { NO_CRASH_POINTS, crashPointConfig } from './faults.js';
 import type { EpochChange, JobMonitor } from './monitor.js';
+import type { NetworkCutter } from './partition.js';
 import type { RunPlan } from './plan.js';
 import type { Outcome, RunOptions } from './results.js';
 import { subtaskKey, type Disruption } from './task-log.js';
@@ -43,6 +45,12 @@ export class RunContext {
   private readonly afterJob: { what: string; check: () => Promise<void> }[] = [];
   spontaneous = 0;
   readonly startedAt = Date.now();
+  /** The run's own etcd cluster (`--ha etcd`). */
+  etcd: EtcdCluster | undefined;
+  /** Cuts daemons and etcd members off the network (`--partitions`). */
+  net: NetworkCutter | undefined;
+  /** HA settings of the run's backend, on top of CHAOS_CONFIG. */
+  haConfig: Record<string, string> = {};
 
   constructor(
     readonly opts: RunOptions,
@@ -51,6 +59,11 @@ export class RunContext {
 
   get plan(): RunPlan {
     return this.opts.plan;
+  }
+
+  /** high-availability.lease.timeout of the run. */
+  get leaseMs(): number {
+    return parseDuration(this.haConfig['high-availability.lease.timeout'] ?? CHAOS_CONFIG['high-availability.lease.timeout']!, 'high-availability.lease.timeout');
   }
 
   log(line: string): void {
@@ -63,7 +76,7 @@ export class RunContext {
   }
 
   clusterConfig(): Record<string, string> {
-    const config: Record<string, string> = { ...CHAOS_CONFIG, 'execution.batch.job-recovery.snapshot.min-pause': this.plan.snapshotMinPause };
+    const config: Record<string, string> = { ...CHAOS_CONFIG, ...this.haConfig, 'execution.batch.job-recovery.snapshot.min-pause': this.plan.snapshotMinPause };
     if (this.plan.faults.some((f) => f.kind === 'jobmasters-pause')) config['taskmanager.registration.timeout'] = `${PAUSE_REGISTRATION_TIMEOUT_MS} ms`;
     // jm-1, started by `local up`, leads: the crash point goes into the cluster's configuration
     // and every JobMaster started later clears it (NO_CRASH_POINTS).

@@ -8,6 +8,8 @@ import { injectFault } from './inject.js';
 import { poisonedFences } from './inject-hostile.js';
 import { JOB_MODULES, checkOutput, describeJob, expectedLines, jobArgs, writeJobInput } from './jobs.js';
 import { JobMonitor } from './monitor.js';
+import { NetworkCutter } from './partition.js';
+import { startEtcdCluster } from '@rebound/ha/testing';
 import { classifyRecovery, type FaultRecord, type Outcome, type RecoveryRecord, type RunOptions, type RunResult } from './results.js';
 import { RunContext } from './run-context.js';
 import { accountTasks, parseTaskEvents, type TaskEvent } from './task-log.js';
@@ -40,6 +42,21 @@ async function allTaskEvents(r: RunContext): Promise<TaskEvent[]> {
   return all.flat().sort((a, b) => a.time - b.time);
 }
 
+/**
+ * HA settings of a run on etcd. etcd leases count in whole seconds, and keep-alives on a loaded
+ * 2-core machine need slack: a 3 s lease (as the etcd integration tests use), calls cut at 2 s.
+ */
+export function etcdHaConfig(endpoints: string, clusterId: string): Record<string, string> {
+  return {
+    'high-availability.type': 'etcd',
+    'high-availability.etcd.endpoints': endpoints,
+    'high-availability.cluster-id': clusterId,
+    'high-availability.lease.timeout': '3 s',
+    'high-availability.lease.renew-interval': '500 ms',
+    'high-availability.etcd.request-timeout': '2 s',
+  };
+}
+
 /** Runs one planned run to its verdict. Never throws: harness failures become a `harness-error`. */
 export async function runOne(opts: RunOptions): Promise<RunResult> {
   const plan = opts.plan;
@@ -69,7 +86,17 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
   try {
     await writeJobInput(plan.job, input);
     expected = expectedLines(plan.job);
-    r.log(`${describeJob(plan.job)}; faults: ${records.map((x) => x.description).join(', ')}`);
+    r.log(`${describeJob(plan.job)}; faults: ${records.map((x) => x.description).join(', ')}${plan.ha === 'etcd' ? '; HA etcd' : ''}`);
+    if (plan.partitions) {
+      // Before anything is spawned: daemons and etcd members must join their cgroups at birth.
+      r.net = NetworkCutter.create(`${plan.seed}_${opts.run}`);
+      r.net.begin();
+    }
+    if (plan.ha === 'etcd') {
+      r.etcd = await startEtcdCluster({ members: 3, baseDir: join(workdir, 'etcd'), ...(r.net ? { binary: r.net.etcdWrapper(join(workdir, 'etcd')) } : {}) });
+      r.haConfig = etcdHaConfig(r.etcd.endpointList, `chaos-${process.pid}-${plan.seed}-${opts.run}`);
+      r.log(`etcd: 3 members at ${r.etcd.endpointList}`);
+    }
     // jm-1 leads; a crash point is in the cluster's -D values (see clusterConfig), so jm-2 is
     // started on its own with the crash points cleared. Without one, `local up` starts both.
     const separateStandby = plan.faults.some((f) => f.kind === 'crash-point' || f.kind === 'double-failure');
@@ -175,7 +202,10 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
   } finally {
     await r.monitor?.stop().catch(() => undefined);
     await r.settleBackground().catch(() => undefined);
+    r.net?.end();
     if (r.cluster) await r.cluster.down().catch(() => r.cluster.killAll());
+    await r.etcd?.stopAll().catch(() => undefined);
+    if (r.net && !(await r.net.removeCgroups())) r.warnings.push(`cgroup ${r.net.root} still in use after the run`);
   }
   for (const p of r.problems) result.problems.push(`${p.outcome}: ${p.message}`);
   result.outcome = OUTCOME_ORDER.find((o) => r.problems.some((p) => p.outcome === o)) ?? 'ok';

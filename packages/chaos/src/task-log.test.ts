@@ -52,6 +52,15 @@ describe('accountTasks', () => {
     expect(a.violations).toBe(0);
   });
 
+  it('excuses reruns on a TaskManager a network cut cost its registration, and only there', () => {
+    const cut: Disruption = { ...d, label: 'tm-partition: tm-1 cut off', lostOn: new Set(['tm-1']) };
+    const a = accountTasks(events, 'j', [cut], [{ id: 'tm-2', at: 100 }]);
+    expect(a).toMatchObject({ violations: 0, rerunExcused: 1 });
+    expect(a.reruns.find((r) => r.subtask === 'v#1')?.excuse).toMatch(/heartbeat timeout during "tm-partition: tm-1 cut off"/);
+    const elsewhere = accountTasks(events, 'j', [{ ...cut, lostOn: new Set(['tm-3']) }], [{ id: 'tm-2', at: 100 }]);
+    expect(elsewhere.violations).toBe(1);
+  });
+
   it('attributes a redeploy to the latest disruption before it', () => {
     const later: Disruption = { at: 150, label: 'second', durableFinished: new Map() };
     const a = accountTasks(events, 'j', [d, later], []);

@@ -59,6 +59,11 @@ export interface Disruption {
   readonly destroyedPartitions?: ReadonlySet<string>;
   /** TaskManagers that released their retained partitions because of the fault (jobmasters-pause). */
   readonly releasedOn?: ReadonlySet<string>;
+  /**
+   * TaskManagers a network cut made the leader take for lost through a heartbeat timeout (its own,
+   * or the TaskManager's, which then registered again): their finished partitions are dropped.
+   */
+  readonly lostOn?: ReadonlySet<string>;
   /** The fault left a log that cannot be read (not a torn tail): a restart from scratch is the design. */
   readonly logCorrupted?: boolean;
 }
@@ -127,9 +132,11 @@ export function accountTasks(
       // missed by its consumer after a later one.
       const destroyedBy = sorted.find((x) => x.at >= fin.time && x.at <= redeploy.time && x.destroyedPartitions?.has(key));
       const releasedBy = sorted.find((x) => x.at >= fin.time && x.at <= redeploy.time && x.releasedOn?.has(fin.taskManagerId));
+      const lostBy = sorted.find((x) => x.at >= fin.time && x.at <= redeploy.time && x.lostOn?.has(fin.taskManagerId));
       let excuse: string | undefined;
       if (destroyedBy) excuse = `the fault "${destroyedBy.label}" deleted its partition`;
       else if (releasedBy) excuse = 'its TaskManager released the retained partitions after taskmanager.registration.timeout';
+      else if (lostBy) excuse = `a heartbeat timeout during "${lostBy.label}" made the leader take its TaskManager for lost`;
       else if (d.logCorrupted) excuse = 'the fault corrupted the event log: the job restarts from scratch by design';
       reruns.push({
         subtask: key,

@@ -1,0 +1,110 @@
+import { rm } from 'node:fs/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  ETCD_FAULTS,
+  PARTITION_FAULTS,
+  cleanupPartitionsSync,
+  parseChaosArgs,
+  partitionsUnavailableReason,
+  planRun,
+  replayCommand,
+  runOne,
+  sweepStalePartitions,
+  type FaultKind,
+  type RunPlanOptions,
+  type RunResult,
+} from '@rebound/chaos';
+import { etcdAvailable } from '@rebound/ha/testing';
+import { makeTempDir } from '../util.js';
+
+/**
+ * The chaos harness on etcd HA (`npm run chaos -- --ha etcd [--partitions]`): each run starts a
+ * 3-member etcd of its own, and the etcd and network faults must leave the job's output exact and
+ * every durable finished task on a TaskManager that lived unrun (except where a heartbeat timeout
+ * during a cut cost a TaskManager its registration: packages/chaos/README.md, "The heartbeat excuse"). Partition runs need root, nft and cgroup v2; .ci/run provides them.
+ */
+
+const etcd = etcdAvailable();
+if (!etcd && process.env.CI) throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+const noPartitions = etcd ? partitionsUnavailableReason() : 'no etcd';
+if (noPartitions && etcd) console.warn(`chaos on etcd: the partition runs are skipped: ${noPartitions}`);
+
+interface EtcdRun {
+  readonly seed: number;
+  readonly options: RunPlanOptions & { readonly pool: readonly FaultKind[] };
+}
+
+/** Seeds whose first trigger is early (1-2 finished tasks), so that every fault lands mid-job. */
+const KILL_RUNS: readonly EtcdRun[] = [
+  // The Raft leader member SIGKILLed for good; then the other two SIGSTOPped past the lease and SIGCONTed.
+  { seed: 16, options: { pool: ['etcd-member-kill', 'etcd-outage'], faultsPerRun: 2, job: 'wordcount', ha: 'etcd' } },
+  // Every member SIGSTOPped past the lease and SIGCONTed; then a follower SIGKILLed and restarted.
+  { seed: 26, options: { pool: ['etcd-member-kill', 'etcd-outage'], faultsPerRun: 2, job: 'wordcount', ha: 'etcd' } },
+];
+
+/**
+ * Every member SIGKILLed past the lease and restarted (etcd-outage in 'kill' mode). Fails today:
+ * after the outage a TaskManager registers with the re-elected leader under the stale epoch its
+ * broken etcd watch still holds, keeps that epoch although the JobMaster answered with its own,
+ * then takes the late watch event for "a new leader was elected", registers again, and the
+ * JobMaster resets the finished tasks on it (packages/taskmanager/src/job-leader-service.ts:
+ * the registration's answer epoch is ignored). Unskip when that is fixed.
+ */
+const KNOWN_BUG_RUN: EtcdRun = { seed: 5, options: { pool: ['etcd-member-kill', 'etcd-outage'], faultsPerRun: 2, job: 'wordcount', ha: 'etcd' } };
+const PARTITION_RUNS: readonly EtcdRun[] = [
+  // Long cuts: etcd's Raft leader, the leading JobMaster (loses its lease), a TaskManager beyond heartbeat.timeout.
+  { seed: 6, options: { pool: ['tm-partition', 'leader-partition', 'etcd-leader-partition'], faultsPerRun: 3, job: 'wordcount', ha: 'etcd', partitions: true } },
+  // Short cuts: a TaskManager within heartbeat.timeout (nothing durable may rerun), etcd's Raft leader.
+  { seed: 2, options: { pool: ['tm-partition', 'leader-partition', 'etcd-leader-partition'], faultsPerRun: 3, job: 'wordcount', ha: 'etcd', partitions: true } },
+];
+
+/** A fault whose trigger came after the job's end is a missed experiment: run the seed slower. */
+const SLOWDOWNS = [1, 3, 9] as const;
+
+describe.skipIf(!etcd)('chaos harness on etcd HA', () => {
+  const injected = new Set<FaultKind>();
+  let workRoot: string | undefined;
+  let failed = false;
+
+  afterAll(async () => {
+    cleanupPartitionsSync();
+    if (workRoot && !failed) await rm(workRoot, { recursive: true, force: true });
+  });
+
+  async function runSeed({ seed, options }: EtcdRun): Promise<void> {
+    workRoot ??= await makeTempDir('rebound-chaos-etcd-');
+    if (options.partitions) sweepStalePartitions();
+    for (const slowdown of SLOWDOWNS) {
+      const plan = planRun(seed, { ...options, slowdown });
+      expect(plan.ha).toBe('etcd');
+      const cli = ['--seed', String(seed), '--faults', options.pool.join(','), '--ha', 'etcd', '--job', 'wordcount', '--faults-per-run', String(options.faultsPerRun)];
+      if (options.partitions) cli.push('--partitions');
+      if (slowdown !== 1) cli.push('--slowdown', String(slowdown));
+      const replay = replayCommand(parseChaosArgs(cli), seed);
+      const result: RunResult = await runOne({ run: 0, plan, workRoot, deadlineMs: 200_000, replayCommand: replay });
+      if (result.outcome !== 'ok') failed = true;
+      const context = `replay: ${replay}${result.workdir ? `; work directory ${result.workdir}` : ''}; notes: ${result.faults.map((f) => `${f.description}: ${f.notes.join('; ')}`).join(' | ')}`;
+      expect(result.problems, context).toEqual([]);
+      expect(result.outcome).toBe('ok');
+      expect(result.tasks?.violations).toBe(0);
+      const missed = result.faults.filter((f) => !f.injected);
+      if (missed.length > 0 && slowdown !== SLOWDOWNS.at(-1)) continue;
+      for (const f of result.faults) {
+        expect(f.injected, `${f.description} was not injected (${f.notes.join('; ')}); ${context}`).toBe(true);
+        injected.add(f.kind);
+      }
+      return;
+    }
+  }
+
+  it.each(KILL_RUNS)('seed $seed ($options.pool): etcd members killed and stopped', { timeout: 900_000 }, (r) => runSeed(r));
+
+  it.skip('seed 5: every etcd member SIGKILLed past the lease, then restarted (known TaskManager bug, see KNOWN_BUG_RUN)', { timeout: 900_000 }, () => runSeed(KNOWN_BUG_RUN));
+
+  it.skipIf(noPartitions !== undefined).each(PARTITION_RUNS)('seed $seed ($options.pool): network cuts', { timeout: 900_000 }, (r) => runSeed(r));
+
+  it('injected every etcd kind (and every partition kind where partitions are possible)', () => {
+    const want = [...ETCD_FAULTS, ...PARTITION_FAULTS].filter((k) => noPartitions === undefined || !PARTITION_FAULTS.has(k));
+    expect([...injected].sort()).toEqual([...new Set(want)].sort());
+  });
+});
