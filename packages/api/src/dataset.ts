@@ -203,6 +203,7 @@ export class KeyedDataSet<T, K> {
           (acc as { [k: string]: number })[f as string] = numberField(acc, f, 'sum') + numberField(r, f, 'sum');
         },
       },
+      { field: f, value: (r) => numberField(r, f, 'sum') },
     );
   }
 
@@ -229,7 +230,7 @@ export class KeyedDataSet<T, K> {
         add: (acc, r) => {
           acc[1] += r[1];
         },
-      });
+      }, { field: 1, value: (r) => r[1] });
   }
 
   /** Not for users: creates the keyBy operator (consuming the input) and returns its id. */
@@ -240,7 +241,12 @@ export class KeyedDataSet<T, K> {
     );
   }
 
-  private reduceNamed(fn: (a: T, b: T) => T, name: string, inPlace?: { init(r: T): T; add(acc: T, r: T): void }): DataSet<T> {
+  private reduceNamed(
+    fn: (a: T, b: T) => T,
+    name: string,
+    inPlace?: { init(r: T): T; add(acc: T, r: T): void },
+    sumOf?: { field: string | number; value(r: T): number },
+  ): DataSet<T> {
     const keyBy = this.keyByTransformation();
     const t = this.env.addTransformation(
       {
@@ -249,6 +255,7 @@ export class KeyedDataSet<T, K> {
         input: keyBy.id,
         fn: fn as (a: AnyRecord, b: AnyRecord) => AnyRecord,
         ...(inPlace ? { inPlace: inPlace as { init(r: AnyRecord): AnyRecord; add(acc: AnyRecord, r: AnyRecord): void } } : {}),
+        ...(inPlace && sumOf ? { sumOf: sumOf as { field: string | number; value(r: AnyRecord): number } } : {}),
       },
       keyBy,
     );

@@ -61,6 +61,14 @@ export interface ReduceTransformation extends Base {
    * into an accumulator the runtime owns, `add` folds a record into it. Saves a copy per record.
    */
   readonly inPlace?: { init(record: Record): Record; add(acc: Record, record: Record): void };
+  /**
+   * Set by sum(field) and count() (with `inPlace`): the runtime may keep each key's running sum as
+   * a plain number next to the accumulator `inPlace.init` made of the key's first record, and write
+   * it into that accumulator's `field` when it hands the results out. `value` reads a record's
+   * field and throws the user error when it is not a number. Saves a record dereference and two
+   * checks per record in the hot combiner loop; the sums are added in the same order.
+   */
+  readonly sumOf?: { readonly field: string | number; value(record: Record): number };
 }
 /** Hash join: the right input is built into memory, the left input probes it. */
 export interface JoinTransformation extends Base {

@@ -100,7 +100,7 @@ export async function submit(opts: SubmitOptions, io: CliIo): Promise<number> {
   };
   const built = { name: plan.name };
 
-  const sink = progressSinkFor(io.stdout, io.stderr, { json: false, quiet: opts.json || opts.detached, color: io.env.NO_COLOR === undefined });
+  const sink = await progressSinkFor(io.stdout, io.stderr, { json: false, quiet: opts.json || opts.detached, color: io.env.NO_COLOR === undefined });
   return withClient(
     opts,
     io,
@@ -153,7 +153,7 @@ export async function cancel(opts: CancelOptions, io: CliIo): Promise<number> {
 }
 
 export async function watch(opts: WatchOptions, io: CliIo): Promise<number> {
-  const sink = progressSinkFor(io.stdout, io.stderr, { json: opts.json, color: io.env.NO_COLOR === undefined });
+  const sink = await progressSinkFor(io.stdout, io.stderr, { json: opts.json, color: io.env.NO_COLOR === undefined });
   return withClient(
     opts,
     io,

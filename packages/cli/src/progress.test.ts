@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { LeaderAddress } from './client.js';
 import { jobStatusToJson } from './job-view.js';
-import { JsonLinesProgress, PlainProgress, TtyProgress, progressLine } from './progress.js';
+import { JsonLinesProgress, PlainProgress, progressLine } from './progress.js';
+import { TtyProgress } from './tty-progress.js';
 import { FakeScreen } from './testing/screen.js';
 import { recovery, status, vertex } from './testing/fixtures.js';
 import { WatchModel, type WatchObservation } from './watch-model.js';

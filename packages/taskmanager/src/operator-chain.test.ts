@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildJob, defineJob, type ReduceTransformation } from '@rebound/api';
-import { KeyedReducer, composeChain } from './operator-chain.js';
+import { KeyedReducer, KeyedSum, createKeyedAggregator } from './keyed-reducer.js';
+import { composeChain } from './operator-chain.js';
 
 async function reduceOf(kind: 'sum' | 'count'): Promise<ReduceTransformation> {
   const def = defineJob('agg', (env) => {
@@ -31,6 +32,62 @@ describe('KeyedReducer', () => {
     expect(a).toEqual(b);
     expect(JSON.stringify(records)).toBe(inputs);
     expect(inPlace.size).toBe(0);
+  });
+});
+
+describe('KeyedSum', () => {
+  it.each(['sum', 'count'] as const)('is what %s gets and gives the plain reduce function results, in the same order', async (kind) => {
+    const reduce = await reduceOf(kind);
+    expect(reduce.sumOf).toBeDefined();
+    expect(createKeyedAggregator((r) => r, reduce)).toBeInstanceOf(KeyedSum);
+    // Fractions and -0 too: the sums must be the same IEEE additions in the same order.
+    const records: [string, number][] = Array.from({ length: 3000 }, (_, i) => [`k${(i * 7) % 1100}`, i % 5 === 0 ? 0.1 * i : i % 7 === 0 ? -0 : i]);
+    const inputs = JSON.stringify(records);
+    const key = (r: unknown) => (r as [string, number])[0];
+    const sum = createKeyedAggregator(key, reduce);
+    const plain = new KeyedReducer(key, { fn: reduce.fn });
+    for (const r of records) {
+      sum.add(r);
+      plain.add(r);
+    }
+    expect(sum.size).toBe(1100);
+    const a = [...sum.drainBatches(512)];
+    const b: unknown[] = [];
+    plain.drain((r) => b.push(r));
+    expect(a.map((x) => x.length)).toEqual([512, 512, 76]);
+    expect(a.flat()).toEqual(b);
+    expect(JSON.stringify(records)).toBe(inputs);
+    expect(sum.size).toBe(0);
+    // Usable again after draining (a combiner spills and goes on).
+    sum.add(['x', 2]);
+    sum.add(['x', 3]);
+    const again: unknown[] = [];
+    sum.drain((r) => again.push(r));
+    expect(again).toEqual([['x', 5]]);
+  });
+
+  it('sums a property of object records and keeps the other fields of the first record', async () => {
+    const def = defineJob('objsum', (env) => {
+      env.generateSequence(0, 1).map((n) => ({ k: n, v: n, tag: 'a' })).keyBy((r) => r.k).sum('v').writeAsText('/tmp/unused');
+    });
+    const { operators } = await buildJob(def, []);
+    const reduce = [...operators.values()].find((t): t is ReduceTransformation => t.kind === 'reduce')!;
+    const sum = createKeyedAggregator((r) => (r as { k: number }).k, reduce);
+    sum.add({ k: 1, v: 2, tag: 'first' });
+    sum.add({ k: 1, v: 3, tag: 'second' });
+    sum.add({ k: 2, v: 1, tag: 'other' });
+    const out: unknown[] = [];
+    sum.drain((r) => out.push(r));
+    expect(out).toEqual([{ k: 1, v: 5, tag: 'first' }, { k: 2, v: 1, tag: 'other' }]);
+  });
+
+  it('rejects a record whose field is not a number with the user error, first record or later', async () => {
+    const reduce = await reduceOf('sum');
+    const key = (r: unknown) => (r as [string, unknown])[0];
+    const sum = createKeyedAggregator(key, reduce);
+    expect(() => sum.add(['a', 'x'])).toThrow(/sum\(1\): field 1 of record .* is not a number/);
+    sum.add(['a', 1]);
+    expect(() => sum.add(['a', '2'])).toThrow(/sum\(1\): field 1 of record .* is not a number/);
   });
 });
 

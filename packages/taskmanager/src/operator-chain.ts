@@ -1,7 +1,8 @@
 import { ErrorCode, ReboundError } from '@rebound/core';
-import { groupingKey, type KeySelector, type ProcessContext, type ProcessFunction, type ProcessTransformation, type ReduceTransformation, type Transformation } from '@rebound/api';
+import type { KeySelector, ProcessContext, ProcessFunction, ProcessTransformation, Transformation } from '@rebound/api';
+import type { Emit } from './keyed-reducer.js';
 
-export type Emit = (record: unknown) => void;
+export type { Emit } from './keyed-reducer.js';
 
 export function lookup<K extends Transformation['kind']>(
   operators: ReadonlyMap<string, Transformation>,
@@ -124,58 +125,4 @@ export function composeChain(
 
 function noContext(operatorId: string): ProcessContext<unknown, unknown> {
   throw new ReboundError(ErrorCode.ILLEGAL_STATE, `no context for process operator ${operatorId}`);
-}
-
-/** Per-key reduce state: the combiner on the producer side and the reduce head on the consumer side. */
-export class KeyedReducer {
-  private readonly acc = new Map<unknown, unknown>();
-  private readonly fn: ReduceTransformation['fn'];
-  private readonly inPlace: ReduceTransformation['inPlace'];
-
-  constructor(
-    private readonly key: KeySelector,
-    reduce: Pick<ReduceTransformation, 'fn' | 'inPlace'>,
-  ) {
-    this.fn = reduce.fn;
-    this.inPlace = reduce.inPlace;
-  }
-
-  add(record: unknown): void {
-    const k = groupingKey(this.key(record));
-    const prev = this.acc.get(k);
-    if (this.inPlace) {
-      // Accumulators stay private to this map until drain() hands them out and forgets them.
-      if (prev === undefined) this.acc.set(k, this.inPlace.init(record));
-      else this.inPlace.add(prev, record);
-      return;
-    }
-    this.acc.set(k, prev === undefined && !this.acc.has(k) ? record : this.fn(prev, record));
-  }
-
-  get size(): number {
-    return this.acc.size;
-  }
-
-  drain(emit: Emit): void {
-    for (const v of this.acc.values()) emit(v);
-    this.acc.clear();
-  }
-
-  /**
-   * Hands the results out `size` at a time, forgetting each as it goes: a reduce head with
-   * millions of keys gives the event loop (heartbeats) and backpressure a turn in between,
-   * and its memory shrinks while the output grows.
-   */
-  *drainBatches(size: number): Generator<unknown[]> {
-    let batch: unknown[] = [];
-    for (const [k, v] of this.acc) {
-      this.acc.delete(k);
-      batch.push(v);
-      if (batch.length >= size) {
-        yield batch;
-        batch = [];
-      }
-    }
-    if (batch.length > 0) yield batch;
-  }
 }

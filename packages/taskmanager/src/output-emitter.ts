@@ -1,6 +1,7 @@
 import type { ResultPartitionDeploymentDescriptor__Output } from '@rebound/core';
 import { subpartitionOf, type Transformation } from '@rebound/api';
-import { KeyedReducer, keySelectorOf, lookup, type Emit } from './operator-chain.js';
+import { createKeyedAggregator, type Emit, type KeyedAggregator } from './keyed-reducer.js';
+import { keySelectorOf, lookup } from './operator-chain.js';
 import type { ResultPartitionWriter } from './partition/index.js';
 
 /**
@@ -10,7 +11,7 @@ import type { ResultPartitionWriter } from './partition/index.js';
  */
 export class OutputEmitter {
   readonly emit: Emit;
-  private readonly combiner: KeyedReducer | undefined;
+  private readonly combiner: KeyedAggregator | undefined;
   private readonly route: Emit;
   recordsOut = 0;
 
@@ -29,7 +30,7 @@ export class OutputEmitter {
           writer.emit(subpartitionOf(key(r), n), r);
         };
         if (desc.combiner_id) {
-          this.combiner = new KeyedReducer(key, lookup(operators, desc.combiner_id, 'reduce'));
+          this.combiner = createKeyedAggregator(key, lookup(operators, desc.combiner_id, 'reduce'));
         }
         break;
       }

@@ -9,7 +9,8 @@ import type {
 } from '@rebound/core';
 import type { ProcessContext, SourceSplit, Transformation } from '@rebound/api';
 import { groupingKey } from '@rebound/api';
-import { KeyedReducer, composeChain, keySelectorOf, lookup, type Emit } from './operator-chain.js';
+import { createKeyedAggregator } from './keyed-reducer.js';
+import { composeChain, keySelectorOf, lookup, type Emit } from './operator-chain.js';
 import { OutputEmitter } from './output-emitter.js';
 import { readLocalSubpartitions, readRemoteSubpartitions, type PartitionClientPool, type PartitionStore } from './partition/index.js';
 import { SinkWriter } from './sink-writer.js';
@@ -194,7 +195,7 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
       }
       case 'reduce': {
         const keyBy = lookup(operators, head.input, 'keyBy');
-        const reducer = new KeyedReducer(keyBy.keySelector, head);
+        const reducer = createKeyedAggregator(keyBy.keySelector, head);
         for await (const batch of readInput(env, tdd.inputs[0]!)) {
           for (const r of batch) reducer.add(r);
           recordsIn += batch.length;
