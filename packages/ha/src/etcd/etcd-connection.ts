@@ -1,4 +1,5 @@
-import { Etcd3, type IKeyValue, type Lease } from 'etcd3';
+import { createRequire } from 'node:module';
+import type { Etcd3, IKeyValue, Lease } from 'etcd3';
 import { type Configuration, ErrorCode, ReboundError, errorMessage } from '@rebound/core';
 
 /** etcd did not answer in time, or refused the connection. */
@@ -85,7 +86,10 @@ export class EtcdConnection {
     this.keys = new EtcdKeys(config.getString('high-availability.cluster-id'));
     this.timeoutMs = config.getDurationMs('high-availability.etcd.request-timeout');
     const timeoutMs = this.timeoutMs;
-    this.client = new Etcd3({
+    // Loaded here, not at import: etcd3 and its gRPC stubs cost every process a few hundred ms of
+    // CPU at start, and only clusters on etcd need them.
+    const { Etcd3: Client } = createRequire(import.meta.url)('etcd3') as typeof import('etcd3');
+    this.client = new Client({
       hosts: [...this.endpoints],
       dialTimeout: timeoutMs,
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
