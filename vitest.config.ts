@@ -24,6 +24,10 @@ export default defineConfig({
           exclude: [...configDefaults.exclude, '**/*.etcd.test.ts'],
           testTimeout: 20_000,
           maxWorkers: WORKERS,
+          // Most of a unit file's time was importing the module graph again (grpc-js, the
+          // protos, pino): a worker keeps it between files. No unit test mocks modules, stubs
+          // globals or fakes timers, which is what would leak from one file into the next.
+          isolate: false,
         },
       },
       {
