@@ -1,16 +1,14 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Test files run two at a time, unit and integration files in one queue (the same maxWorkers and
- * sequence.groupOrder put both projects in one group; the integration files, named first, start
- * first and the short unit files fill in behind them). An integration file spends most of its
- * time waiting on its cluster (record delays, heartbeats, lease timeouts), so one at a time
- * leaves a core idle on a 2-core machine; vitest's default for a project without file
- * parallelism is exactly that (and availableParallelism() - 1 = 1 worker for the unit project).
- * More than two clusters at once on 2 cores makes the timing-based jobs slower, not the run.
- * REBOUND_TEST_WORKERS overrides the count (1 reproduces the old, serial run).
+ * Unit files run two at a time and share their worker's imports; integration files one at a time
+ * after them. Two integration files at once (REBOUND_INTEGRATION_WORKERS=2: same maxWorkers as
+ * the unit project, so one queue, integration files first) halved the wall time of the pairs
+ * tried, but recovery-stages next to recovery-partitions failed twice in two runs (the event log
+ * read after a leader kill missing the finished sources it showed just before; a standby not
+ * taking over within 30 s), while each passes alone: not the default until that is understood.
  */
-const WORKERS = Number(process.env.REBOUND_TEST_WORKERS ?? 2);
+const INTEGRATION_WORKERS = Number(process.env.REBOUND_INTEGRATION_WORKERS ?? 1);
 
 export default defineConfig({
   test: {
@@ -23,7 +21,8 @@ export default defineConfig({
           // Tests against a real etcd run under `npm run test:etcd` (test/etcd/vitest.config.ts).
           exclude: [...configDefaults.exclude, '**/*.etcd.test.ts'],
           testTimeout: 20_000,
-          maxWorkers: WORKERS,
+          // vitest's default is availableParallelism() - 1: one worker on 2 cores.
+          maxWorkers: 2,
           // Most of a unit file's time was importing the module graph again (grpc-js, the
           // protos, pino): a worker keeps it between files. No unit test mocks modules, stubs
           // globals or fakes timers, which is what would leak from one file into the next.
@@ -39,7 +38,9 @@ export default defineConfig({
           // Above `local up --timeout` (60 s, test/harness.ts) plus the CLI's own start-up: a slow
           // start fails with local up's message naming the daemon, not a bare hook timeout.
           hookTimeout: 120_000,
-          maxWorkers: WORKERS,
+          // Integration tests start whole clusters and kill them: one file at a time by default.
+          fileParallelism: INTEGRATION_WORKERS > 1,
+          maxWorkers: INTEGRATION_WORKERS > 1 ? 2 : 1,
         },
       },
     ],
