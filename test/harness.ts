@@ -48,6 +48,8 @@ export interface RunOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** The command is SIGKILLed after this long (default 120 s). */
   readonly timeoutMs?: number;
+  /** Called with each chunk of stdout as it arrives (a test can wait on what a long command printed so far). */
+  readonly onStdout?: (chunk: string) => void;
 }
 
 /** Runs `node bin/rebound.js ARGS` and captures its output and exit code. */
@@ -60,7 +62,10 @@ export function runRebound(args: readonly string[], opts: RunOptions = {}): Prom
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+      opts.onStdout?.(d);
+    });
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
     child.on('error', (err) => {

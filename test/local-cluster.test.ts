@@ -1,6 +1,7 @@
-import { rm } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectedNumbered } from './fixtures/numbered-source.js';
 import { LocalCluster, suiteFailed } from './harness.js';
 import { HISTOGRAM_JOB, expectedHistogram, histogramArgs, readEventLog } from './recovery-util.js';
 import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOutput } from './util.js';
@@ -54,18 +55,29 @@ describe('LocalCluster', () => {
   });
 
   it('finishes a job whose leader is SIGKILLed mid-job, and watch follows the new leader', async () => {
-    const files = await generateTextFiles(join(data, 'in2'), { files: 4, linesPerFile: 400, seed: 2 });
     const out = join(data, 'out2');
-    // About 40 s of source work per subtask: at load 20-30 on 2 cores, spawning `local kill-leader`
-    // alone took long enough for a 16 s job to finish under the old leader first.
-    const { jobId } = await cluster.submit('examples/wordcount.ts', ['--input', join(data, 'in2'), '--output', out, '--record-delay-ms', '100']);
-    const watching = cluster.rebound(['watch', jobId, '--poll-interval', '100 ms']);
-    await cluster.waitFor(async () => (await cluster.status(jobId)).state === 'RUNNING', 30_000, 'the job to run');
-    const killed = await cluster.killLeader();
-    expect(await cluster.isAlive(killed.id)).toBe(false);
+    // The job runs until the test opens the gate: still running when `local kill-leader` comes,
+    // however long spawning it takes on a loaded machine, and while watch sees the new leader.
+    const gate = join(data, 'gate2');
+    const splits = 4;
+    const records = 50;
+    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', ['--splits', String(splits), '--records', String(records), '--parallelism', '2', '--gate', gate, '--output', out]);
+    let watched = '';
+    const watching = cluster.rebound(['watch', jobId, '--poll-interval', '100 ms'], { onStdout: (d) => (watched += d) });
+    let killed;
+    try {
+      // Watch has seen the job run under the first leader: it must now notice the change.
+      await cluster.waitFor(() => watched.includes(`job ${jobId} RUNNING`), 60_000, 'watch to show the job running');
+      killed = await cluster.killLeader();
+      expect(await cluster.isAlive(killed.id)).toBe(false);
+      await cluster.waitFor(() => /leader changed: epoch \d+ at 127\.0\.0\.1:\d+/.test(watched), 60_000, 'watch to report the new leader');
+    } finally {
+      // Also on failure: a job held at the gate would keep the slots from the next test.
+      await writeFile(gate, '');
+    }
     const final = await cluster.waitForJob(jobId, 120_000);
     expect(final.leaderEpoch).toBeGreaterThan(killed.epoch);
-    expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(out))).toEqual([]);
+    expect(diffMaps(expectedNumbered(splits, records), await readSinkOutput(out, String))).toEqual([]);
     const w = await watching;
     expect(w.code, w.stderr).toBe(0);
     expect(w.stdout).toMatch(/leader changed: epoch \d+ at 127\.0\.0\.1:\d+/);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalCluster, suiteFailed } from './harness.js';
 import { FLINK_SHAPES } from './flink-rest-shapes.js';
-import { HISTOGRAM_JOB, histogramArgs } from './recovery-util.js';
+import { HISTOGRAM_JOB, histogramArgs, waitForLog } from './recovery-util.js';
 import { SseClient, http, missingFields, useCredentials } from './rest-util.js';
 import { makeTempDir } from './util.js';
 
@@ -230,6 +230,9 @@ describe('REST API', () => {
       await sse.next<Json>('cluster', (c) => (c.epoch as number) > 0, 10_000);
       // Wait for some progress worth keeping, then kill the leader.
       await sse.next<Json>('job', (j) => ((j['status-counts'] as Json).FINISHED as number) >= 4, 60_000);
+      // What the status counts is flushed to the event log a little later (a starved leader can
+      // be killed in between): the events asserted below, and the 4 reused tasks, must be on disk.
+      await waitForLog(cluster, jobId, (f) => f.size >= 4, 30_000, 'four finished subtasks');
       const before = (await cluster.leader())!.epoch;
       await cluster.killLeader();
       await cluster.waitFor(() => sse.ended, 10_000, 'the stream of the killed leader to end');

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { displayWidth } from '@rebound/cli';
 import { LocalCluster, REBOUND_BIN, REPO_ROOT, suiteFailed, waitFor } from './harness.js';
+import { killLeader } from './recovery-util.js';
 import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOutput } from './util.js';
 
 /**
@@ -78,7 +79,13 @@ describe.skipIf(!RUN_TMUX)('watch in a terminal (tmux) through a leader SIGKILL'
   });
 
   it('redraws in place at 80 and 120 columns, shows the gap and the recovery, ends on the final status', async () => {
-    const files = await generateTextFiles(join(dir, 'in'), { files: 18, linesPerFile: 150, seed: 15 });
+    // Eight small files (1 s of reading each) and a big one (15 s): once a first source task has
+    // finished, the big file's reader is still running, so the leader dies mid-job however slow
+    // the machine (with 18 even files, every reader finished at about the same time and the job
+    // could end under the old leader: seen at load 17).
+    const small = await generateTextFiles(join(dir, 'in'), { files: 8, linesPerFile: 20, seed: 15, prefix: 'a' });
+    const big = await generateTextFiles(join(dir, 'in'), { files: 1, linesPerFile: 300, seed: 16, prefix: 'b' });
+    const files = [...small, ...big];
     const out = join(dir, 'out');
     const { jobId } = await cluster.submit('examples/wordcount.ts', ['--input', join(dir, 'in'), '--output', out, '--record-delay-ms', '50']);
     const watchCommand = `'${process.execPath}' '${REBOUND_BIN}' watch ${jobId} --cluster '${cluster.workdir}' --poll-interval '100 ms'; echo "[watch exited $?]"`;
@@ -100,7 +107,8 @@ describe.skipIf(!RUN_TMUX)('watch in a terminal (tmux) through a leader SIGKILL'
     // Both panes draw the job running under the first leader before it dies.
     await waitFor(() => (captureAll(), WIDTHS.every((w) => showing(w, /RUNNING .*leader jm-\d \(epoch 1\)/))), 60_000, 'both panes to show the job RUNNING under epoch 1');
     await waitFor(async () => (captureAll(), (await cluster.status(jobId)).vertices[0]!.tasks.finished >= 1), 60_000, 'a first finished source task');
-    const killed = await cluster.killLeader();
+    // In-process (no CLI start-up between the check above and the kill).
+    const killed = await killLeader(cluster);
     try {
       await waitFor(() => (captureAll(), WIDTHS.every((w) => showing(w, /\[watch exited \d+\]/))), 90_000, 'watch to exit in both panes', { intervalMs: 40 });
       captureAll();

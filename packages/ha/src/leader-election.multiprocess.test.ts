@@ -24,7 +24,9 @@ class Contender {
     this.proc = spawn(process.execPath, ['--import', 'tsx', script, haDir, id], {
       cwd: repoRoot,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, REBOUND_TEST_LEASE: '500,100,100' },
+      // A 2 s lease: a leader starved for 500 ms while the other contenders start (three tsx
+      // start-ups at once) lost it at load 20, and a second grant appeared before the first check.
+      env: { ...process.env, REBOUND_TEST_LEASE: '2000,200,100' },
     });
     let buf = '';
     this.proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
