@@ -36,9 +36,9 @@ import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { decodeMessage, executionVertexKey, parseDuration, type JobGraph__Output, type JobStatus__Output, type RecoveryReport__Output } from '@rebound/core';
+import { executionVertexKey, parseDuration, type JobGraph__Output, type JobStatus__Output, type RecoveryReport__Output } from '@rebound/core';
 import { FileSystemJobEventStore, JobEventManager, jobEventsDir } from '@rebound/event-store';
-import { HaPaths } from '@rebound/ha';
+import { FileJobGraphStore } from '@rebound/ha';
 import { ReplayedJobState } from '@rebound/jobmaster';
 import { BenchCluster, ROOT, type KilledLeader, type TaskEvent } from './cluster.js';
 import { printReplayResult, runReplayBench, type ReplayBenchResult } from './replay.js';
@@ -417,7 +417,7 @@ async function runScenario(scenario: Scenario, o: Options, workdir: string, base
     if (kill && newLeader) {
       let durable: Map<string, number> | undefined;
       if (haCopy) {
-        const graph = decodeMessage<JobGraph__Output>('JobGraph', await readFile(join(HaPaths.jobDir(cluster.haDir, jobId), 'jobgraph.pb')));
+        const { graph } = await new FileJobGraphStore(cluster.haDir).getJob(jobId);
         durable = await durableFinished(haCopy, graph);
       }
       const reexecution = analyseReexecution(events, kill, durable);
