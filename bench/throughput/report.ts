@@ -5,7 +5,7 @@ interface ReportInput {
   readonly measuredAt: string;
   readonly command: string;
   readonly machine: { cpus: number; cpuModel: string; node: string };
-  readonly load: { atStart: number; atEnd: number; max: number; maxLoadForTargets: number };
+  readonly load: { atStart: number; atEnd: number; max: number; maxLoadForTargets: number; foreignCores?: number; maxForeignCores: number };
   readonly targets: { ratioAtLeast: number; cpuFactorAtMost: number };
   readonly corpora: readonly CorpusResult[];
   readonly profile: readonly { file: string; summary: readonly string[] }[];
@@ -22,8 +22,11 @@ export function markdownReport(doc: ReportInput, verdict: string): string {
     '# Throughput: wordcount, cluster vs one plain Node process',
     '',
     `Measured ${doc.measuredAt} on ${doc.machine.cpus} x ${doc.machine.cpuModel}, Node ${doc.machine.node}, with \`${doc.command}\`.`,
-    `Load average (1 min): ${f2(doc.load.atStart)} at start, ${f2(doc.load.atEnd)} at end, ${f2(doc.load.max)} at most ` +
-      `(targets are judged only at or below ${doc.load.maxLoadForTargets}).`,
+    doc.load.foreignCores !== undefined
+      ? `CPU taken by processes outside the benchmark (and steal): ${f2(doc.load.foreignCores)} cores on average (targets are judged only at or below ${doc.load.maxForeignCores}). ` +
+        `Load average (1 min, the benchmark's own processes included): ${f2(doc.load.atStart)} at start, ${f2(doc.load.atEnd)} at end, ${f2(doc.load.max)} at most.`
+      : `Load average (1 min): ${f2(doc.load.atStart)} at start, ${f2(doc.load.atEnd)} at end, ${f2(doc.load.max)} at most ` +
+        `(targets are judged only at or below ${doc.load.maxLoadForTargets}).`,
     '',
     `Target (large corpus): median ratio >= ${doc.targets.ratioAtLeast} and cluster CPU per MB <= ${doc.targets.cpuFactorAtMost}x the single process's, outputs exact: **${verdict}**.`,
     '',
