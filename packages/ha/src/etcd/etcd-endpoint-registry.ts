@@ -1,5 +1,4 @@
 import type { Lease } from 'etcd3';
-import type { Logger } from '@rebound/core';
 import { type EndpointRegistry, type ProcessEndpoint, type ProcessEndpointInput, checkEndpointId, completeEndpoint, encodeEndpoint, parseEndpoint } from '../endpoints.js';
 import type { EtcdConnection } from './etcd-connection.js';
 
@@ -21,7 +20,6 @@ export class EtcdEndpointRegistry implements EndpointRegistry {
     private readonly conn: EtcdConnection,
     private readonly ttlMs: number,
     private readonly retryIntervalMs: number,
-    private readonly logger?: Logger,
   ) {}
 
   async publish(input: ProcessEndpointInput): Promise<void> {
@@ -69,7 +67,6 @@ export class EtcdEndpointRegistry implements EndpointRegistry {
     lease.on('lost', () => {
       if (this.lease !== lease) return;
       this.lease = undefined;
-      this.logger?.warn({ endpoints: [...this.own.keys()] }, 'the etcd lease of this process\'s endpoints was lost; publishing them again');
       this.scheduleRepublish();
     });
     this.lease = lease;
