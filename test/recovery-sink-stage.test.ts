@@ -19,6 +19,9 @@ import { diffMaps, makeTempDir, readSinkOutput } from './util.js';
  * ExecutionJobVertexInitializedEvent (the sink stage's, written when its subtasks are deployed)
  * is durable, so every finished event of the sources and the middle stage is in the log. A leader
  * that takes over writes no initialized event for a vertex it replays, so it does not crash.
+ * The crash comes after a flush of the event log (up to its 50 ms interval, plus fsync); the sink
+ * stage of this small job once finished, and the job with it, 18 ms before that: each sink line
+ * now takes a second, so the leader dies while the stage runs.
  */
 const SOURCES = 4;
 
@@ -51,7 +54,7 @@ describe('batch job recovery when the leader dies in the sink stage', () => {
     const records = 2000;
     const keys = 97;
     const out = join(data, 'out');
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, splits: SOURCES }));
+    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, splits: SOURCES, sinkDelayMs: 1_000 }));
     const final = await cluster.waitForJob(jobId, 90_000);
     expect(diffMaps(expectedHistogram(records, keys), await readSinkOutput(out))).toEqual([]);
 

@@ -173,6 +173,7 @@ export function histogramArgs(opts: {
   slowSplitDelayMs?: number;
   reduceDelayMs?: number;
   middleParallelism?: number;
+  sinkDelayMs?: number;
 }): string[] {
   const args = ['--records', String(opts.records), '--keys', String(opts.keys), '--output', opts.output];
   const add = (name: string, v: number | string | undefined): void => {
@@ -186,6 +187,7 @@ export function histogramArgs(opts: {
   add('slow-split-delay-ms', opts.slowSplitDelayMs);
   add('reduce-delay-ms', opts.reduceDelayMs);
   add('middle-parallelism', opts.middleParallelism);
+  add('sink-delay-ms', opts.sinkDelayMs);
   return args;
 }
 
