@@ -21,7 +21,9 @@ import { diffMaps, makeTempDir, readSinkOutput } from './util.js';
  * that takes over writes no initialized event for a vertex it replays, so it does not crash.
  * The crash comes after a flush of the event log (up to its 50 ms interval, plus fsync); the sink
  * stage of this small job once finished, and the job with it, 18 ms before that: each sink line
- * now takes a second, so the leader dies while the stage runs.
+ * now takes half a second, so the leader dies while the stage runs. The sink blocks its
+ * TaskManager's event loop meanwhile (user functions are synchronous), hence a heartbeat timeout
+ * that a blocked second cannot reach.
  */
 const SOURCES = 4;
 
@@ -40,6 +42,7 @@ describe('batch job recovery when the leader dies in the sink stage', () => {
         'job-event.store.write-buffer.flush-interval': '50 ms',
         'debug.allow-test-options': 'true',
         'debug.crash.after-event': 'ExecutionJobVertexInitialized:3',
+        'heartbeat.timeout': '10 s',
       },
     });
     data = await makeTempDir('rebound-it-sink-stage-');
@@ -54,7 +57,7 @@ describe('batch job recovery when the leader dies in the sink stage', () => {
     const records = 2000;
     const keys = 97;
     const out = join(data, 'out');
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, splits: SOURCES, sinkDelayMs: 1_000 }));
+    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, splits: SOURCES, sinkDelayMs: 500 }));
     const final = await cluster.waitForJob(jobId, 90_000);
     expect(diffMaps(expectedHistogram(records, keys), await readSinkOutput(out))).toEqual([]);
 
