@@ -40,10 +40,10 @@ composeFailoverSuite({
     });
   },
   afterFailover: async ({ compose }, survivor) => {
-    // Leadership lived in etcd only: the HA directory holds the endpoints, no lease or leader.json;
-    // the job's files are in high-availability.storageDir.
+    // Leadership and the process endpoints lived in etcd only: the HA directory is empty (no lease,
+    // no leader.json, no endpoints/); the job's files are in high-availability.storageDir.
     const ls = await compose(['exec', '-T', survivor, 'sh', '-c', 'ls /rebound/ha; echo --; ls /rebound/storage/jobs | wc -l'], 60_000);
     expect(ls.code).toBe(0);
-    expect(ls.stdout.trim().split('\n')).toEqual(['endpoints', '--', '1']);
+    expect(ls.stdout.trim().split('\n')).toEqual(['--', '1']);
   },
 });
