@@ -33,6 +33,8 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
+          // The tests start bin/rebound.js, which runs the build in packages/cli/dist.
+          globalSetup: ['test/build-dist.ts'],
           exclude: [...configDefaults.exclude, 'test/etcd/**'],
           testTimeout: 120_000,
           // Above `local up --timeout` (60 s, test/harness.ts) plus the CLI's own start-up: a slow

@@ -2,10 +2,21 @@
  * `npm run chaos -- --seed S --runs N [--faults LIST] [--job NAME] [--json FILE]`: the seeded
  * chaos harness (packages/chaos/README.md). Exit code 0 when every run passed, 1 when any run
  * failed (wrong or duplicate output, lost or stuck job, unfenced leader, a durable finished task
- * rerun on a live TaskManager), 2 for a bad command line.
+ * rerun on a live TaskManager), 2 for a bad command line, 3 when no run failed but the batch is
+ * no pass (cut short by --time-budget, or no fault injected).
  */
 import * as grpc from '@grpc/grpc-js';
-import { ChaosUsageError, USAGE, cleanupPartitionsSync, commandLine, killLiveClusters, parseChaosArgs, partitionsUnavailableReason, runChaos, sweepStalePartitions } from '@rebound/chaos';
+import {
+  ChaosUsageError,
+  USAGE,
+  cleanupPartitionsSync,
+  commandLine,
+  killLiveClusters,
+  parseChaosArgs,
+  partitionsUnavailableReason,
+  runChaos,
+  sweepStalePartitions,
+} from '@rebound/chaos';
 import { errorMessage } from '@rebound/core';
 import { etcdAvailable } from '@rebound/ha/testing';
 
@@ -28,7 +39,9 @@ if (opts.help) {
   process.exit(0);
 }
 if (opts.ha === 'etcd' && !etcdAvailable()) {
-  process.stderr.write(`chaos: --ha etcd needs etcd 3 at ${process.env.REBOUND_ETCD_BIN ?? '/usr/bin/etcd'} (apt-get install etcd-server, or set REBOUND_ETCD_BIN)\n`);
+  process.stderr.write(
+    `chaos: --ha etcd needs etcd 3 at ${process.env.REBOUND_ETCD_BIN ?? '/usr/bin/etcd'} (apt-get install etcd-server, or set REBOUND_ETCD_BIN)\n`,
+  );
   process.exit(2);
 }
 if (opts.partitions) {

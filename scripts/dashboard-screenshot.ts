@@ -20,12 +20,17 @@ const OUT = resolve(ROOT, outArg > 0 ? process.argv[outArg + 1]! : 'docs/dashboa
 
 function rebound(args: string[]): Promise<string> {
   return new Promise((res, rej) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin', 'rebound.js'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'bin', 'rebound.js'), ...args], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('close', (code) => (code === 0 ? res(out) : rej(new Error(`rebound ${args.join(' ')} exited ${code}: ${err || out}`))));
+    child.on('close', (code) =>
+      code === 0 ? res(out) : rej(new Error(`rebound ${args.join(' ')} exited ${code}: ${err || out}`)),
+    );
   });
 }
 
@@ -57,26 +62,59 @@ async function main(): Promise<void> {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1400, height: 1150 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   try {
     await rebound(['local', 'up', '--workdir', work, '--jobmasters', '2', '--taskmanagers', '3', '--slots', '2', ...d]);
-    const cluster = JSON.parse(await readFile(join(work, 'cluster.json'), 'utf8')) as { processes: { id: string; restUrl?: string }[] };
-    const leader = JSON.parse(await readFile(join(work, 'ha', 'leader.json'), 'utf8')) as { jobmasterId: string; epoch: number };
+    const cluster = JSON.parse(await readFile(join(work, 'cluster.json'), 'utf8')) as {
+      processes: { id: string; restUrl?: string }[];
+    };
+    const leader = JSON.parse(await readFile(join(work, 'ha', 'leader.json'), 'utf8')) as {
+      jobmasterId: string;
+      epoch: number;
+    };
     const url = cluster.processes.find((p) => p.id === leader.jobmasterId)!.restUrl!;
     // The cluster secret `local up` wrote: the page opens with ?token= (it keeps a cookie), fetches send it.
     const secret = (await readFile(join(work, 'secret'), 'utf8')).trim();
     const auth = { authorization: `Bearer ${secret}` };
     const submitted = await rebound([
-      'submit', '--cluster', work, 'test/fixtures/histogram.ts', '--json', '--detached', '-D', 'taskmanager.network.combiner.max-keys=0',
-      '--', '--records', '3000', '--keys', '97', '--output', join(work, 'out'), '--reduce-delay-ms', '10', '--splits', '6',
+      'submit',
+      '--cluster',
+      work,
+      'test/fixtures/histogram.ts',
+      '--json',
+      '--detached',
+      '-D',
+      'taskmanager.network.combiner.max-keys=0',
+      '--',
+      '--records',
+      '3000',
+      '--keys',
+      '97',
+      '--output',
+      join(work, 'out'),
+      '--reduce-delay-ms',
+      '10',
+      '--splits',
+      '6',
     ]);
     const jobId = (JSON.parse(submitted.split('\n')[0]!) as { jobId: string }).jobId;
     const page = await context.newPage();
     await page.goto(`${url}/?token=${secret}#/jobs/${jobId}`);
     await page.locator('[data-testid=dag-vertex]').nth(2).waitFor({ timeout: 30_000 });
     await until('the sources to finish', 60_000, async () => {
-      const job = (await (await fetch(`${url}/jobs/${jobId}`, { headers: auth })).json()) as { vertices: { status: string }[] };
+      const job = (await (await fetch(`${url}/jobs/${jobId}`, { headers: auth })).json()) as {
+        vertices: { status: string }[];
+      };
       return job.vertices[0]?.status === 'FINISHED' ? true : undefined;
     });
     await rebound(['local', 'kill-leader', '--workdir', work]);

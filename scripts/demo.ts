@@ -1,8 +1,10 @@
 /**
  * `npm run demo`: a local cluster (2 JobMasters, 3 TaskManagers) runs a slow wordcount with batch
  * job recovery enabled; when about half of its tasks are finished the leading JobMaster is
- * SIGKILLed. The standby takes over, replays the job's events, reuses the finished work, and the
- * output is checked against a count computed here, independently.
+ * SIGKILLed. The standby takes over, replays the job's events, reuses the finished work, adopts
+ * the source tasks that kept running through the kill (execution.batch.job-recovery.
+ * keep-running-tasks, set explicitly here), and the output is checked against a count computed
+ * here, independently.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,6 +19,8 @@ const cli = join(root, 'bin/rebound.js');
 
 const SETTINGS = {
   'execution.batch.job-recovery.enabled': 'true',
+  // Issue 21: running tasks carry on through the failover instead of starting over.
+  'execution.batch.job-recovery.keep-running-tasks': 'true',
   'execution.batch.job-recovery.previous-worker.recovery.timeout': '10 s',
   'job-event.store.write-buffer.flush-interval': '200 ms',
   'heartbeat.interval': '500 ms',
@@ -39,12 +43,13 @@ interface VertexJson {
   name: string;
   parallelism: number;
   state: string;
-  tasks: { finished: number };
+  tasks: { finished: number; running: number };
 }
 interface StatusJson {
   state: string;
+  leaderEpoch: number;
   vertices: VertexJson[];
-  recoveries?: Record<string, unknown>[];
+  recoveries?: { epoch: number; runningTasksAdopted: number; executionsReset: number }[];
 }
 
 let client: ClusterClient | undefined;
@@ -80,7 +85,10 @@ function demoTokens(text: string): string[] {
 
 /** Seeded text, the same on every run; returns the word counts the job must produce. */
 function generateInput(dir: string, files: number, lines: number): Map<string, number> {
-  const vocabulary = 'the rebound flink batch job master task manager partition recovery epoch leader shuffle split source sink café naïve über λόγος мир 数据 42 x1'.split(' ');
+  const vocabulary =
+    'the rebound flink batch job master task manager partition recovery epoch leader shuffle split source sink café naïve über λόγος мир 数据 42 x1'.split(
+      ' ',
+    );
   let state = 42;
   const next = (): number => {
     state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
@@ -133,29 +141,70 @@ function deployments(jobId: string): Map<string, number> {
 }
 
 function progressLine(s: StatusJson): string {
-  return s.vertices.map((v) => `${v.name.split(' -> ')[0]} ${v.tasks.finished}/${v.parallelism || '?'}`).join(' | ');
+  return s.vertices
+    .map(
+      (v) =>
+        `${v.name.split(' -> ')[0]} ${v.tasks.finished}/${v.parallelism || '?'}${v.tasks.running > 0 ? ` (${v.tasks.running} running)` : ''}`,
+    )
+    .join(' | ');
 }
 
+const finishedTasks = (s: StatusJson): number => s.vertices.reduce((n, v) => n + v.tasks.finished, 0);
+
 async function main(): Promise<void> {
-  if (existsSync(join(work, 'cluster.json'))) spawnSync(process.execPath, [cli, 'local', 'down', '--workdir', work], { stdio: 'ignore' });
+  if (existsSync(join(work, 'cluster.json')))
+    spawnSync(process.execPath, [cli, 'local', 'down', '--workdir', work], { stdio: 'ignore' });
   rmSync(work, { recursive: true, force: true });
   const input = join(work, 'input');
   const output = join(work, 'output');
   say(bold('1. Generating input') + ': 18 text files of seeded words');
   const expected = generateInput(input, 18, 800);
 
-  say(bold('2. Starting a local cluster') + ': 2 JobMasters (leader + standby), 3 TaskManagers with 2 slots each; batch job recovery on');
+  say(
+    bold('2. Starting a local cluster') +
+      ': 2 JobMasters (leader + standby), 3 TaskManagers with 2 slots each; batch job recovery on',
+  );
   const dArgs = Object.entries(SETTINGS).flatMap(([k, v]) => ['-D', `${k}=${v}`]);
-  await rebound(['local', 'up', '--workdir', work, '--jobmasters', '2', '--taskmanagers', '3', '--slots', '2', ...dArgs]);
+  await rebound([
+    'local',
+    'up',
+    '--workdir',
+    work,
+    '--jobmasters',
+    '2',
+    '--taskmanagers',
+    '3',
+    '--slots',
+    '2',
+    ...dArgs,
+  ]);
   say(await rebound(['local', 'status', '--workdir', work]));
 
   say(bold('3. Submitting a slow wordcount') + ' (each source subtask sleeps 12 ms per line)');
   const { jobId } = JSON.parse(
-    await rebound(['submit', 'examples/wordcount.ts', '--detached', '--json', '--cluster', work, '--', '--input', input, '--output', output, '--record-delay-ms', '12']),
+    await rebound([
+      'submit',
+      'examples/wordcount.ts',
+      '--detached',
+      '--json',
+      '--cluster',
+      work,
+      '--',
+      '--input',
+      input,
+      '--output',
+      output,
+      '--record-delay-ms',
+      '12',
+    ]),
   ) as { jobId: string };
   say(`   job ${jobId}`);
 
   let killed = false;
+  let killEpoch = 0;
+  let finishedAtKill = 0;
+  let lowestAfterKill = Number.POSITIVE_INFINITY;
+  let toldAdoption = false;
   let last = '';
   const deadline = Date.now() + 240_000;
   let s: StatusJson | undefined;
@@ -171,10 +220,28 @@ async function main(): Promise<void> {
       if (process.env.REBOUND_DEMO_DEBUG) console.error(new Date().toISOString(), line);
       if (line !== last) say(line);
       last = line;
+      if (killed && s.leaderEpoch > killEpoch && s.vertices.length > 0)
+        lowestAfterKill = Math.min(lowestAfterKill, finishedTasks(s));
+      const rec = s.recoveries?.find((r) => r.epoch > killEpoch);
+      if (killed && rec && !toldAdoption) {
+        say(
+          `   ...recovered under epoch ${rec.epoch}: ${rec.runningTasksAdopted} running task${rec.runningTasksAdopted === 1 ? '' : 's'} adopted ` +
+            `(kept running through the kill, not redeployed), ${rec.executionsReset} finished task${rec.executionsReset === 1 ? '' : 's'} rerun`,
+        );
+        toldAdoption = true;
+      }
       const src = s.vertices[0]!;
       if (!killed && src.parallelism > 0 && src.tasks.finished >= Math.ceil(src.parallelism / 2)) {
-        const pid = (await rebound(['local', 'kill-leader', '--workdir', work])).trim();
-        say(bold(`4. SIGKILL of the leading JobMaster (pid ${pid})`) + ` with ${src.tasks.finished}/${src.parallelism} source tasks finished`);
+        killEpoch = s.leaderEpoch;
+        finishedAtKill = finishedTasks(s);
+        // --no-wait: this loop itself shows the leaderless time and the takeover.
+        const { pid } = JSON.parse(
+          await rebound(['local', 'kill-leader', '--no-wait', '--json', '--workdir', work]),
+        ) as { pid: number };
+        say(
+          bold(`4. SIGKILL of the leading JobMaster (pid ${pid})`) +
+            ` with ${src.tasks.finished}/${src.parallelism} source tasks finished, ${src.tasks.running} running`,
+        );
         killed = true;
       }
       if (['FINISHED', 'FAILED', 'CANCELED'].includes(s.state)) break;
@@ -193,8 +260,16 @@ async function main(): Promise<void> {
   for (const [i, r] of finalStatus.recoveries.entries()) say(`   ${recoverySentence(r, i, now)}`);
   const deploys = deployments(jobId);
   const rerun = [...deploys].filter(([, n]) => n > 1).map(([k]) => k);
-  const rerunSubtasks = rerun.map((k) => ({ vertex: k.slice(0, k.lastIndexOf('#')), subtask: Number(k.slice(k.lastIndexOf('#') + 1)) }));
+  const rerunSubtasks = rerun.map((k) => ({
+    vertex: k.slice(0, k.lastIndexOf('#')),
+    subtask: Number(k.slice(k.lastIndexOf('#') + 1)),
+  }));
   say(`   subtasks that ran again: ${rerun.length === 0 ? 'none' : groupSubtasks(rerunSubtasks)}`);
+  const adopted = finalStatus.recoveries.reduce((n, r) => n + r.running_tasks_adopted, 0);
+  say(
+    `   running tasks adopted: ${adopted}; finished tasks at the kill ${finishedAtKill}, lowest count the new leader showed ` +
+      `${Number.isFinite(lowestAfterKill) ? lowestAfterKill : '-'}: ${lowestAfterKill >= finishedAtKill ? 'progress never went back' : 'progress WENT BACK'}`,
+  );
 
   say();
   say(bold('6. Checking the output') + ' against a count computed independently');

@@ -24,7 +24,12 @@ const CHECK_DEADLINE_MS = 10_000;
 const POLL_MS = 500;
 
 function healthClient(address) {
-  const def = protoLoader.loadSync('grpc/health/v1/health.proto', { keepCase: true, enums: String, defaults: true, includeDirs: [PROTO_ROOT] });
+  const def = protoLoader.loadSync('grpc/health/v1/health.proto', {
+    keepCase: true,
+    enums: String,
+    defaults: true,
+    includeDirs: [PROTO_ROOT],
+  });
   const { Health } = grpc.loadPackageDefinition(def).grpc.health.v1;
   return new Health(address, grpc.credentials.createInsecure());
 }
@@ -63,15 +68,22 @@ function properties() {
     const line = raw.trim();
     const colon = line.indexOf(':');
     if (line === '' || line.startsWith('#') || colon <= 0) continue;
-    out[line.slice(0, colon).trim()] = line.slice(colon + 1).trim().replace(/^(["'])(.*)\1$/, '$2');
+    out[line.slice(0, colon).trim()] = line
+      .slice(colon + 1)
+      .trim()
+      .replace(/^(["'])(.*)\1$/, '$2');
   }
   return out;
 }
 
 /** The leader record in etcd (`/<cluster-id>/leader`, epoch = its create revision), or a string saying why there is none. */
 async function etcdLeader(props) {
-  const endpoints = (props['high-availability.etcd.endpoints'] ?? '').split(',').map((e) => e.trim().replace(/\/$/, '')).filter(Boolean);
-  if (endpoints.length === 0) return 'high-availability.type is etcd but REBOUND_PROPERTIES sets no high-availability.etcd.endpoints';
+  const endpoints = (props['high-availability.etcd.endpoints'] ?? '')
+    .split(',')
+    .map((e) => e.trim().replace(/\/$/, ''))
+    .filter(Boolean);
+  if (endpoints.length === 0)
+    return 'high-availability.type is etcd but REBOUND_PROPERTIES sets no high-availability.etcd.endpoints';
   const key = `/${props['high-availability.cluster-id'] || 'default'}/leader`;
   const failures = [];
   for (const endpoint of endpoints) {
@@ -98,7 +110,8 @@ async function etcdLeader(props) {
     } catch {
       value = {};
     }
-    if (typeof value.address !== 'string') return `etcd key ${key} is not a leader record; only Rebound JobMasters may write it`;
+    if (typeof value.address !== 'string')
+      return `etcd key ${key} is not a leader record; only Rebound JobMasters may write it`;
     return { jobmasterId: value.jobmasterId, address: value.address, epoch: Number(kv.create_revision) };
   }
   return `etcd ${endpoints.join(',')} does not answer (${failures.join('; ')})`;
@@ -127,7 +140,8 @@ async function leaderProblem(haDir, props) {
 async function awaitLeader(args) {
   const haDir = process.env.REBOUND_HA_DIR;
   const props = properties();
-  if (!haDir && props['high-availability.type'] !== 'etcd') fail('rebound: REBOUND_HA_DIR is not set; the compose file sets it for every service');
+  if (!haDir && props['high-availability.type'] !== 'etcd')
+    fail('rebound: REBOUND_HA_DIR is not set; the compose file sets it for every service');
   const i = args.indexOf('--timeout');
   const seconds = Number(i >= 0 ? args[i + 1] : (process.env.REBOUND_CLIENT_WAIT ?? 60));
   if (!Number.isFinite(seconds) || seconds < 0) fail('usage: health.mjs await-leader [--timeout SECONDS]');
@@ -136,8 +150,11 @@ async function awaitLeader(args) {
     const problem = await leaderProblem(haDir, props);
     if (problem === undefined) process.exit(0);
     if (Date.now() + POLL_MS > deadline) {
-      const files = props['high-availability.type'] === 'etcd' ? ' -f docker-compose.yml -f docker-compose.etcd.yml' : '';
-      fail(`rebound: the cluster is not ready after ${seconds} s: ${problem}; start it with 'docker compose${files} up -d' and wait until 'docker compose${files} ps' shows the services healthy`);
+      const files =
+        props['high-availability.type'] === 'etcd' ? ' -f docker-compose.yml -f docker-compose.etcd.yml' : '';
+      fail(
+        `rebound: the cluster is not ready after ${seconds} s: ${problem}; start it with 'docker compose${files} up -d' and wait until 'docker compose${files} ps' shows the services healthy`,
+      );
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }

@@ -6,11 +6,11 @@
 set -eu
 mode=${1:-auto}
 fail() { echo "rebound image: $*" >&2; exit 1; }
-command -v node >/dev/null 2>&1 || fail "the base image (REBOUND_BASE_IMAGE) has no node; use node:20-bookworm-slim or one built by make-base-image.sh"
+command -v node >/dev/null 2>&1 || fail "the base image (REBOUND_BASE_IMAGE) has no node; use node:20-bookworm-slim or one built by scripts/docker/make-base-image.sh"
 node -e 'const [a,b]=process.versions.node.split(".").map(Number); process.exit(a>20||(a===20&&b>=3)?0:1)' \
   || fail "the base image has node $(node --version); Rebound needs Node 20.3 or newer"
 have=no
-[ -f node_modules/@grpc/grpc-js/package.json ] && [ -f node_modules/tsx/package.json ] && have=yes
+[ -f node_modules/@grpc/grpc-js/package.json ] && [ -f node_modules/esbuild/package.json ] && have=yes
 case "$mode" in
   auto) [ "$have" = yes ] && mode=context || mode=npm ;;
   context) [ "$have" = yes ] || fail "REBOUND_NODE_MODULES=context but the build context has no installed node_modules; run 'npm ci' in the repository first, or build with REBOUND_NODE_MODULES=npm" ;;

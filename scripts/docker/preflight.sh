@@ -25,7 +25,7 @@ fi
 engine=$out
 if ! docker image inspect "$base" >/dev/null 2>&1; then
   if ! out=$(timeout 120 docker pull -q "$base" 2>&1); then
-    fail "base image $base is missing and cannot be pulled ($(echo "$out" | tail -1)); build one with make-base-image.sh [TAG] and export REBOUND_BASE_IMAGE=TAG"
+    fail "base image $base is missing and cannot be pulled ($(echo "$out" | tail -1)); build one with scripts/docker/make-base-image.sh [TAG] and export REBOUND_BASE_IMAGE=TAG"
   fi
 fi
 [ -d "$data" ] || fail "data directory $data does not exist; create it (mkdir -p $data/input) or set REBOUND_DATA to one"
