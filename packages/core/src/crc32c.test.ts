@@ -45,7 +45,15 @@ describe('crc32c word path', () => {
       // A view that starts at an odd byte of its ArrayBuffer, as pooled Buffers do.
       const view = new Uint8Array(data.buffer, offset, data.length - offset);
       const sharedView = new Uint8Array(shared.buffer, 100 + offset, data.length - offset);
-      for (const [start, end] of [[0, view.length], [1, 200], [3, 67], [5, 64 + 5], [7, 1000], [0, 63], [2, 80]] as const) {
+      for (const [start, end] of [
+        [0, view.length],
+        [1, 200],
+        [3, 67],
+        [5, 64 + 5],
+        [7, 1000],
+        [0, 63],
+        [2, 80],
+      ] as const) {
         const expected = crc32cReference(view.subarray(start, end));
         expect(crc32c(view, start, end)).toBe(expected);
         expect(crc32c(sharedView, start, end)).toBe(expected);

@@ -34,8 +34,22 @@ const TABLES: readonly Int32Array[] = (() => {
 })();
 
 const [T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15] = TABLES as [
-  Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array,
-  Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array, Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
+  Int32Array,
 ];
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
@@ -53,7 +67,8 @@ let wordView: Int32Array | undefined;
 function wordsOf(buffer: ArrayBufferLike): Int32Array | undefined {
   if (buffer !== viewedBuffer) {
     const b = buffer as { resizable?: boolean; growable?: boolean };
-    wordView = b.resizable === true || b.growable === true ? undefined : new Int32Array(buffer, 0, buffer.byteLength >>> 2);
+    wordView =
+      b.resizable === true || b.growable === true ? undefined : new Int32Array(buffer, 0, buffer.byteLength >>> 2);
     viewedBuffer = buffer;
   }
   return wordView;
@@ -75,8 +90,14 @@ function bytewise(data: Uint8Array, start: number, end: number, c: number): numb
   while (i < end8) {
     const lo = c ^ (data[i]! | (data[i + 1]! << 8) | (data[i + 2]! << 16) | (data[i + 3]! << 24));
     c =
-      T7[lo & 0xff]! ^ T6[(lo >>> 8) & 0xff]! ^ T5[(lo >>> 16) & 0xff]! ^ T4[lo >>> 24]! ^
-      T3[data[i + 4]!]! ^ T2[data[i + 5]!]! ^ T1[data[i + 6]!]! ^ T0[data[i + 7]!]!;
+      T7[lo & 0xff]! ^
+      T6[(lo >>> 8) & 0xff]! ^
+      T5[(lo >>> 16) & 0xff]! ^
+      T4[lo >>> 24]! ^
+      T3[data[i + 4]!]! ^
+      T2[data[i + 5]!]! ^
+      T1[data[i + 6]!]! ^
+      T0[data[i + 7]!]!;
     i += 8;
   }
   while (i < end) c = T0[(c ^ data[i++]!) & 0xff]! ^ (c >>> 8);
@@ -96,10 +117,22 @@ function wordwise(data: Uint8Array, words: Int32Array, start: number, end: numbe
     const d = words[w + 2]!;
     const e = words[w + 3]!;
     c =
-      T15[a & 0xff]! ^ T14[(a >>> 8) & 0xff]! ^ T13[(a >>> 16) & 0xff]! ^ T12[a >>> 24]! ^
-      T11[b & 0xff]! ^ T10[(b >>> 8) & 0xff]! ^ T9[(b >>> 16) & 0xff]! ^ T8[b >>> 24]! ^
-      T7[d & 0xff]! ^ T6[(d >>> 8) & 0xff]! ^ T5[(d >>> 16) & 0xff]! ^ T4[d >>> 24]! ^
-      T3[e & 0xff]! ^ T2[(e >>> 8) & 0xff]! ^ T1[(e >>> 16) & 0xff]! ^ T0[e >>> 24]!;
+      T15[a & 0xff]! ^
+      T14[(a >>> 8) & 0xff]! ^
+      T13[(a >>> 16) & 0xff]! ^
+      T12[a >>> 24]! ^
+      T11[b & 0xff]! ^
+      T10[(b >>> 8) & 0xff]! ^
+      T9[(b >>> 16) & 0xff]! ^
+      T8[b >>> 24]! ^
+      T7[d & 0xff]! ^
+      T6[(d >>> 8) & 0xff]! ^
+      T5[(d >>> 16) & 0xff]! ^
+      T4[d >>> 24]! ^
+      T3[e & 0xff]! ^
+      T2[(e >>> 8) & 0xff]! ^
+      T1[(e >>> 16) & 0xff]! ^
+      T0[e >>> 24]!;
     w += 4;
   }
   // The last whole words four bytes at a time, so that at most three go byte by byte.

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { ErrorCode, ReboundError, fromServiceError, toServiceError } from './errors.js';
+import { AddressInUseError, fromServiceError, InternalError, toServiceError, UnavailableError } from './errors.js';
 
 /** Options every channel of the cluster uses. Keepalive finds dead peers without waiting for TCP. */
 export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
@@ -41,7 +41,7 @@ export function unary<Req, Res>(
     const call = full.call(client, request, new grpc.Metadata(), { deadline: Date.now() + timeoutMs }, (err, value) => {
       signal?.removeEventListener('abort', onAbort);
       if (err) reject(fromServiceError(err));
-      else if (value === undefined) reject(new ReboundError(ErrorCode.INTERNAL, 'empty response'));
+      else if (value === undefined) reject(new InternalError('empty response'));
       else resolve(value);
     });
     if (signal?.aborted) call.cancel();
@@ -67,18 +67,22 @@ export function handleUnary<Req, Res>(
 }
 
 /** Binds a server; a port in use becomes a clear ADDRESS_IN_USE error. Returns the bound port. */
-export function bindServer(server: grpc.Server, host: string, port: number, credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure()): Promise<number> {
+export function bindServer(
+  server: grpc.Server,
+  host: string,
+  port: number,
+  credentials: grpc.ServerCredentials = grpc.ServerCredentials.createInsecure(),
+): Promise<number> {
   return new Promise((resolve, reject) => {
     server.bindAsync(`${host}:${port}`, credentials, (err, bound) => {
       if (err) {
         const inUse = /EADDRINUSE|address already in use|No address added/i.test(err.message);
         reject(
-          new ReboundError(
-            inUse ? ErrorCode.ADDRESS_IN_USE : ErrorCode.UNAVAILABLE,
-            inUse
-              ? `port ${port} on ${host} is already in use; choose another port or use 0 for any free port`
-              : `cannot listen on ${host}:${port}: ${err.message}`,
-          ),
+          inUse
+            ? new AddressInUseError(
+                `port ${port} on ${host} is already in use; choose another port or use 0 for any free port`,
+              )
+            : new UnavailableError(`cannot listen on ${host}:${port}: ${err.message}`),
         );
       } else {
         resolve(bound);

@@ -18,7 +18,10 @@ describe('grpc.health.v1 service', () => {
   }
 
   it('Check reports the status of each service, and NOT_FOUND for unknown names', async () => {
-    const health = new HealthStatusManager({ [HealthServices.server]: 'SERVING', [HealthServices.dispatcher]: 'NOT_SERVING' });
+    const health = new HealthStatusManager({
+      [HealthServices.server]: 'SERVING',
+      [HealthServices.dispatcher]: 'NOT_SERVING',
+    });
     const address = await serve(health);
     expect(await checkHealth(address, '', 5_000)).toBe('SERVING');
     expect(await checkHealth(address, HealthServices.dispatcher, 5_000)).toBe('NOT_SERVING');
@@ -42,10 +45,11 @@ describe('grpc.health.v1 service', () => {
       seen.push(r.status);
       wake?.();
     });
-    const until = (n: number): Promise<void> => new Promise((resolve) => {
-      if (seen.length >= n) resolve();
-      else wake = () => seen.length >= n && resolve();
-    });
+    const until = (n: number): Promise<void> =>
+      new Promise((resolve) => {
+        if (seen.length >= n) resolve();
+        else wake = () => seen.length >= n && resolve();
+      });
     await until(1);
     health.setStatus(HealthServices.taskExecutor, 'SERVING');
     health.setStatus(HealthServices.taskExecutor, 'SERVING'); // no change, no message

@@ -3,7 +3,13 @@ import * as protoLoader from '@grpc/proto-loader';
 import type { ProtoGrpcType as HealthProto } from './generated/health.js';
 import { CHANNEL_OPTIONS, unary } from './grpc.js';
 import { PROTO_LOADER_OPTIONS, PROTO_ROOT } from './proto.js';
-import type { HealthCheckRequest__Output, HealthCheckResponse, HealthCheckResponse__Output, HealthClient, HealthHandlers } from './types.js';
+import type {
+  HealthCheckRequest__Output,
+  HealthCheckResponse,
+  HealthCheckResponse__Output,
+  HealthClient,
+  HealthHandlers,
+} from './types.js';
 
 /**
  * The standard gRPC health service (grpc.health.v1.Health) that every Rebound daemon serves, so
@@ -36,6 +42,9 @@ export function loadHealthProto(): HealthPackage {
   return healthPackage;
 }
 
+/** The default of rpc.health.watch.max-streams, for managers built without a configuration. */
+export const DEFAULT_MAX_WATCH_STREAMS = 64;
+
 type WatchCall = grpc.ServerWritableStream<HealthCheckRequest__Output, HealthCheckResponse>;
 
 /**
@@ -46,10 +55,26 @@ type WatchCall = grpc.ServerWritableStream<HealthCheckRequest__Output, HealthChe
 export class HealthStatusManager {
   private readonly statuses = new Map<string, ServingStatus>();
   private readonly watchers = new Map<string, Set<WatchCall>>();
+  private openWatches = 0;
   private closed = false;
+  private readonly maxWatchStreams: number;
 
-  constructor(initial: Readonly<Record<string, ServingStatus>> = {}) {
+  /**
+   * `maxWatchStreams` (rpc.health.watch.max-streams) bounds the open Watch streams: the health
+   * service answers without the cluster secret, so anyone could otherwise hold streams open
+   * without limit.
+   */
+  constructor(
+    initial: Readonly<Record<string, ServingStatus>> = {},
+    options: { readonly maxWatchStreams?: number } = {},
+  ) {
     for (const [service, status] of Object.entries(initial)) this.statuses.set(service, status);
+    this.maxWatchStreams = options.maxWatchStreams ?? DEFAULT_MAX_WATCH_STREAMS;
+  }
+
+  /** Watch streams open now. */
+  get watchStreams(): number {
+    return this.openWatches;
   }
 
   setStatus(service: string, status: ServingStatus): void {
@@ -68,6 +93,7 @@ export class HealthStatusManager {
     this.closed = true;
     for (const calls of this.watchers.values()) for (const call of calls) call.end();
     this.watchers.clear();
+    this.openWatches = 0;
   }
 
   handlers(): HealthHandlers {
@@ -82,6 +108,13 @@ export class HealthStatusManager {
       },
       Watch: (call) => {
         const service = call.request.service;
+        if (!this.closed && this.openWatches >= this.maxWatchStreams) {
+          call.emit('error', {
+            code: grpc.status.RESOURCE_EXHAUSTED,
+            details: `health Watch refused: ${this.maxWatchStreams} streams are open already (rpc.health.watch.max-streams)`,
+          });
+          return;
+        }
         call.write({ status: this.statuses.get(service) ?? 'SERVICE_UNKNOWN' });
         if (this.closed) {
           call.end();
@@ -90,7 +123,10 @@ export class HealthStatusManager {
         let calls = this.watchers.get(service);
         if (!calls) this.watchers.set(service, (calls = new Set()));
         calls.add(call);
-        call.on('cancelled', () => calls.delete(call));
+        this.openWatches++;
+        call.on('cancelled', () => {
+          if (calls.delete(call)) this.openWatches--;
+        });
       },
     };
   }
@@ -102,7 +138,11 @@ export class HealthStatusManager {
  * service (INTERNAL, carrying the server's "unknown service" message).
  */
 export async function checkHealth(address: string, service: string, timeoutMs: number): Promise<ServingStatus> {
-  const client: HealthClient = new (loadHealthProto().Health)(address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+  const client: HealthClient = new (loadHealthProto().Health)(
+    address,
+    grpc.credentials.createInsecure(),
+    CHANNEL_OPTIONS,
+  );
   try {
     const response = await unary(client, client.Check, { service }, timeoutMs);
     return response.status;

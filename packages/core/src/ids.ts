@@ -26,7 +26,9 @@ export function attemptKey(a: AttemptLike): string {
  * `<jobId>/<vertex>#<subtask>.<attempt>@<epoch>`: unique within a cluster, across leaders too
  * (the epoch is that of the leader that deployed the producing attempt).
  */
-export function partitionKey(p: Pick<ResultPartitionId, 'job_id' | 'vertex_id' | 'subtask' | 'attempt' | 'epoch'>): string {
+export function partitionKey(
+  p: Pick<ResultPartitionId, 'job_id' | 'vertex_id' | 'subtask' | 'attempt' | 'epoch'>,
+): string {
   return `${p.job_id}/${attemptKey(p)}@${p.epoch ?? 0}`;
 }
 

@@ -3,7 +3,8 @@
  * `JobStatus.state` carries them over RPC. RECONCILING is FLIP-383's: the new leader replays the
  * job's events and waits for TaskManagers to report their partitions.
  */
-export type JobState = 'CREATED' | 'RUNNING' | 'RECONCILING' | 'FAILING' | 'CANCELLING' | 'FINISHED' | 'FAILED' | 'CANCELED';
+export type JobState =
+  'CREATED' | 'RUNNING' | 'RECONCILING' | 'FAILING' | 'CANCELLING' | 'FINISHED' | 'FAILED' | 'CANCELED';
 
 /** Globally terminal job states: nothing changes any more, and no leader runs the job again. */
 export type TerminalJobState = Extract<JobState, 'FINISHED' | 'FAILED' | 'CANCELED'>;

@@ -45,7 +45,13 @@ function findProtoRoot(): string {
 
 export const PROTO_ROOT = findProtoRoot();
 
-type AllProtos = CommonProto & DispatcherProto & EventsProto & JobGraphProto & JobMasterProto & PartitionProto & TaskExecutorProto;
+type AllProtos = CommonProto &
+  DispatcherProto &
+  EventsProto &
+  JobGraphProto &
+  JobMasterProto &
+  PartitionProto &
+  TaskExecutorProto;
 export type ReboundProto = AllProtos['rebound']['v1'];
 
 let grpcObject: ReboundProto | undefined;
@@ -62,7 +68,11 @@ export function loadProto(): ReboundProto {
 
 let root: protobuf.Root | undefined;
 
-function protobufRoot(): protobuf.Root {
+/**
+ * The one protobufjs Root of proto/: `encodeMessage`/`decodeMessage` and the event store's
+ * codec, which plans its encoders from the same reflection.
+ */
+export function protobufRoot(): protobuf.Root {
   if (!root) {
     const r = new protobuf.Root();
     r.resolvePath = (_origin, target) => (target.startsWith('/') ? target : join(PROTO_ROOT, target));

@@ -2,7 +2,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { timingSafeEqual } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import type { Configuration } from './config.js';
-import { ConfigError, ErrorCode, ReboundError, toServiceError } from './errors.js';
+import { DashboardSessions } from './dashboard-session.js';
+import { ConfigError, toServiceError, UnauthenticatedError } from './errors.js';
 
 /** gRPC metadata key of the cluster secret (lower case: HTTP/2 header names are). */
 export const AUTH_METADATA_KEY = 'rebound-auth';
@@ -25,40 +26,28 @@ function readSecret(path: string): string {
     text = readFileSync(path, 'utf8').trim();
   } catch (err) {
     if (err instanceof ConfigError) throw err;
-    throw new ConfigError(`security.auth.token-file: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)}); point it at the cluster's secret file`);
+    throw new ConfigError(
+      `security.auth.token-file: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)}); point it at the cluster's secret file`,
+    );
   }
   if (text.length < MIN_SECRET_LENGTH) {
-    throw new ConfigError(`security.auth.token-file: ${path} holds a secret of ${text.length} characters; use at least ${MIN_SECRET_LENGTH} (e.g. openssl rand -hex 32)`);
+    throw new ConfigError(
+      `security.auth.token-file: ${path} holds a secret of ${text.length} characters; use at least ${MIN_SECRET_LENGTH} (e.g. openssl rand -hex 32)`,
+    );
   }
   return text;
 }
 
 function readPem(key: string, path: string): Buffer {
-  if (!path) throw new ConfigError(`${key} is not set; security.ssl.internal.enabled needs cert, key and ca (scripts/make-certs.sh makes them)`);
+  if (!path)
+    throw new ConfigError(
+      `${key} is not set; security.ssl.internal.enabled needs cert, key and ca (scripts/make-certs.sh makes them)`,
+    );
   try {
     return readFileSync(path);
   } catch (err) {
     throw new ConfigError(`${key}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
   }
-}
-
-/** Name of the cookie the REST API sets once a browser brought the secret in `?token=`. */
-export const AUTH_COOKIE = 'rebound_token';
-
-/**
- * The cluster secret an HTTP request carries: `Authorization: Bearer`, the REST API's cookie, or a
- * `token` query parameter (how a browser opens the dashboard link `rebound local up` prints).
- */
-export function httpCredentialOf(headers: { authorization?: string | undefined; cookie?: string | undefined }, url: string): { secret: string; via: 'header' | 'cookie' | 'query' } | undefined {
-  const bearer = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
-  if (bearer) return { secret: bearer[1]!, via: 'header' };
-  for (const part of (headers.cookie ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === AUTH_COOKIE && v.length > 0) return { secret: decodeURIComponent(v.join('=')), via: 'cookie' };
-  }
-  const q = url.indexOf('?');
-  const token = q >= 0 ? new URLSearchParams(url.slice(q + 1)).get('token') : null;
-  return token ? { secret: token, via: 'query' } : undefined;
 }
 
 function sameSecret(a: string, b: string): boolean {
@@ -123,6 +112,11 @@ export class ClusterSecurity {
     return this.secret === undefined || (given !== undefined && sameSecret(given, this.secret));
   }
 
+  /** Dashboard sessions signed with a key derived from the secret (undefined without a secret). */
+  dashboardSessions(ttlMs: number): DashboardSessions | undefined {
+    return this.secret === undefined ? undefined : new DashboardSessions(this.secret, ttlMs);
+  }
+
   /** `?token=<secret>` for the dashboard link a person opens ('' without a secret). */
   dashboardQuery(): string {
     return this.secret === undefined ? '' : `?token=${encodeURIComponent(this.secret)}`;
@@ -138,7 +132,8 @@ export class ClusterSecurity {
     const secret = this.secret;
     if (secret === undefined) return base;
     const check: grpc.ServerInterceptor = (method, call) => {
-      if (UNAUTHENTICATED_SERVICES.some((prefix) => method.path.startsWith(prefix))) return new grpc.ServerInterceptingCall(call);
+      if (UNAUTHENTICATED_SERVICES.some((prefix) => method.path.startsWith(prefix)))
+        return new grpc.ServerInterceptingCall(call);
       const listener = new grpc.ServerListenerBuilder()
         .withOnReceiveMetadata((metadata, next) => {
           const given = metadata.get(AUTH_METADATA_KEY)[0];
@@ -148,19 +143,32 @@ export class ClusterSecurity {
             return;
           }
           const refused = toServiceError(
-            new ReboundError(ErrorCode.UNAUTHENTICATED, `${method.path} refused: the call carries ${given === undefined ? 'no' : 'a wrong'} cluster secret; set security.auth.token-file to the cluster's secret file`),
+            new UnauthenticatedError(
+              `${method.path} refused: the call carries ${given === undefined ? 'no' : 'a wrong'} cluster secret; set security.auth.token-file to the cluster's secret file`,
+            ),
           );
-          call.sendStatus({ code: refused.code ?? grpc.status.UNAUTHENTICATED, details: refused.details ?? 'unauthenticated', metadata: refused.metadata ?? new grpc.Metadata() });
+          call.sendStatus({
+            code: refused.code ?? grpc.status.UNAUTHENTICATED,
+            details: refused.details ?? 'unauthenticated',
+            metadata: refused.metadata ?? new grpc.Metadata(),
+          });
         })
         .build();
-      return new grpc.ServerInterceptingCall(call, new grpc.ResponderBuilder().withStart((next) => next(listener)).build());
+      return new grpc.ServerInterceptingCall(
+        call,
+        new grpc.ResponderBuilder().withStart((next) => next(listener)).build(),
+      );
     };
     return { ...base, interceptors: [...(base.interceptors ?? []), check] };
   }
 
   serverCredentials(): grpc.ServerCredentials {
     if (!this.tls) return grpc.ServerCredentials.createInsecure();
-    return grpc.ServerCredentials.createSsl(this.tls.ca, [{ private_key: this.tls.key, cert_chain: this.tls.cert }], true);
+    return grpc.ServerCredentials.createSsl(
+      this.tls.ca,
+      [{ private_key: this.tls.key, cert_chain: this.tls.cert }],
+      true,
+    );
   }
 
   channelCredentials(): grpc.ChannelCredentials {

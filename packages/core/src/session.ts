@@ -3,7 +3,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 /**
  * A TaskManager's session secret: 128 random bits, made once per TaskManager process. It is bound
  * to the TaskManager's id when it registers with a leader, and every later call between the two
- * carries it (see ARCHITECTURE.md, "Security"). The cluster secret says "a member of the cluster";
+ * carries it (see docs/architecture/security.md). The cluster secret says "a member of the cluster";
  * this says "the TaskManager that registered under this id".
  */
 export function newSessionSecret(): string {

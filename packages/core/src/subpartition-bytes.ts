@@ -1,4 +1,4 @@
-import { ErrorCode, ReboundError } from './errors.js';
+import { IllegalStateError } from './errors.js';
 
 /**
  * Per-subpartition byte counts travel in GetAndRetainPartitionsWithMetrics as one `bytes` field,
@@ -11,7 +11,7 @@ export function packSubpartitionBytes(counts: readonly number[]): Buffer {
   const out = Buffer.allocUnsafe(counts.length * 8);
   for (let i = 0; i < counts.length; i++) {
     const n = counts[i]!;
-    if (!Number.isSafeInteger(n) || n < 0) throw new ReboundError(ErrorCode.ILLEGAL_STATE, `subpartition ${i} has a byte count of ${n}`);
+    if (!Number.isSafeInteger(n) || n < 0) throw new IllegalStateError(`subpartition ${i} has a byte count of ${n}`);
     out.writeUInt32LE(n % 0x1_0000_0000, i * 8);
     out.writeUInt32LE(Math.floor(n / 0x1_0000_0000), i * 8 + 4);
   }
@@ -19,7 +19,8 @@ export function packSubpartitionBytes(counts: readonly number[]): Buffer {
 }
 
 export function unpackSubpartitionBytes(packed: Uint8Array): number[] {
-  if (packed.length % 8 !== 0) throw new ReboundError(ErrorCode.ILLEGAL_STATE, `packed subpartition bytes of length ${packed.length} (not a multiple of 8)`);
+  if (packed.length % 8 !== 0)
+    throw new IllegalStateError(`packed subpartition bytes of length ${packed.length} (not a multiple of 8)`);
   const b = Buffer.from(packed.buffer, packed.byteOffset, packed.length);
   const out = new Array<number>(packed.length / 8);
   for (let i = 0; i < out.length; i++) out[i] = b.readUInt32LE(i * 8) + b.readUInt32LE(i * 8 + 4) * 0x1_0000_0000;

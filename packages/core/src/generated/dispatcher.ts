@@ -7,9 +7,11 @@ import type { CancelJobResponse as _rebound_v1_CancelJobResponse, CancelJobRespo
 import type { ClusterOverview as _rebound_v1_ClusterOverview, ClusterOverview__Output as _rebound_v1_ClusterOverview__Output } from './rebound/v1/ClusterOverview.js';
 import type { ClusterOverviewRequest as _rebound_v1_ClusterOverviewRequest, ClusterOverviewRequest__Output as _rebound_v1_ClusterOverviewRequest__Output } from './rebound/v1/ClusterOverviewRequest.js';
 import type { DispatcherClient as _rebound_v1_DispatcherClient, DispatcherDefinition as _rebound_v1_DispatcherDefinition } from './rebound/v1/Dispatcher.js';
+import type { FetchJobResultRequest as _rebound_v1_FetchJobResultRequest, FetchJobResultRequest__Output as _rebound_v1_FetchJobResultRequest__Output } from './rebound/v1/FetchJobResultRequest.js';
 import type { GetJobStatusRequest as _rebound_v1_GetJobStatusRequest, GetJobStatusRequest__Output as _rebound_v1_GetJobStatusRequest__Output } from './rebound/v1/GetJobStatusRequest.js';
 import type { JobEdge as _rebound_v1_JobEdge, JobEdge__Output as _rebound_v1_JobEdge__Output } from './rebound/v1/JobEdge.js';
 import type { JobGraph as _rebound_v1_JobGraph, JobGraph__Output as _rebound_v1_JobGraph__Output } from './rebound/v1/JobGraph.js';
+import type { JobResultChunk as _rebound_v1_JobResultChunk, JobResultChunk__Output as _rebound_v1_JobResultChunk__Output } from './rebound/v1/JobResultChunk.js';
 import type { JobStatus as _rebound_v1_JobStatus, JobStatus__Output as _rebound_v1_JobStatus__Output } from './rebound/v1/JobStatus.js';
 import type { JobSummary as _rebound_v1_JobSummary, JobSummary__Output as _rebound_v1_JobSummary__Output } from './rebound/v1/JobSummary.js';
 import type { JobVertex as _rebound_v1_JobVertex, JobVertex__Output as _rebound_v1_JobVertex__Output } from './rebound/v1/JobVertex.js';
@@ -36,9 +38,11 @@ export interface ProtoGrpcType {
       ClusterOverviewRequest: MessageTypeDefinition<_rebound_v1_ClusterOverviewRequest, _rebound_v1_ClusterOverviewRequest__Output>
       Dispatcher: SubtypeConstructor<typeof grpc.Client, _rebound_v1_DispatcherClient> & { service: _rebound_v1_DispatcherDefinition }
       DistributionPattern: EnumTypeDefinition
+      FetchJobResultRequest: MessageTypeDefinition<_rebound_v1_FetchJobResultRequest, _rebound_v1_FetchJobResultRequest__Output>
       GetJobStatusRequest: MessageTypeDefinition<_rebound_v1_GetJobStatusRequest, _rebound_v1_GetJobStatusRequest__Output>
       JobEdge: MessageTypeDefinition<_rebound_v1_JobEdge, _rebound_v1_JobEdge__Output>
       JobGraph: MessageTypeDefinition<_rebound_v1_JobGraph, _rebound_v1_JobGraph__Output>
+      JobResultChunk: MessageTypeDefinition<_rebound_v1_JobResultChunk, _rebound_v1_JobResultChunk__Output>
       JobStatus: MessageTypeDefinition<_rebound_v1_JobStatus, _rebound_v1_JobStatus__Output>
       JobSummary: MessageTypeDefinition<_rebound_v1_JobSummary, _rebound_v1_JobSummary__Output>
       JobVertex: MessageTypeDefinition<_rebound_v1_JobVertex, _rebound_v1_JobVertex__Output>

@@ -7,10 +7,12 @@ export interface CancelTaskRequest {
   'epoch'?: (number | string | Long);
   'execution'?: (_rebound_v1_ExecutionAttemptId | null);
   'session_id'?: (string);
+  'deploy_epoch'?: (number | string | Long);
 }
 
 export interface CancelTaskRequest__Output {
   'epoch': (number);
   'execution': (_rebound_v1_ExecutionAttemptId__Output | null);
   'session_id': (string);
+  'deploy_epoch': (number);
 }

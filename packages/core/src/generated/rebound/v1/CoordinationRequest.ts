@@ -10,6 +10,7 @@ export interface CoordinationRequest {
   'request_json'?: (string);
   'task_manager_id'?: (string);
   'session_id'?: (string);
+  'deploy_epoch'?: (number | string | Long);
 }
 
 export interface CoordinationRequest__Output {
@@ -19,4 +20,5 @@ export interface CoordinationRequest__Output {
   'request_json': (string);
   'task_manager_id': (string);
   'session_id': (string);
+  'deploy_epoch': (number);
 }

@@ -6,7 +6,9 @@ import type { CancelJobRequest as _rebound_v1_CancelJobRequest, CancelJobRequest
 import type { CancelJobResponse as _rebound_v1_CancelJobResponse, CancelJobResponse__Output as _rebound_v1_CancelJobResponse__Output } from '../../rebound/v1/CancelJobResponse.js';
 import type { ClusterOverview as _rebound_v1_ClusterOverview, ClusterOverview__Output as _rebound_v1_ClusterOverview__Output } from '../../rebound/v1/ClusterOverview.js';
 import type { ClusterOverviewRequest as _rebound_v1_ClusterOverviewRequest, ClusterOverviewRequest__Output as _rebound_v1_ClusterOverviewRequest__Output } from '../../rebound/v1/ClusterOverviewRequest.js';
+import type { FetchJobResultRequest as _rebound_v1_FetchJobResultRequest, FetchJobResultRequest__Output as _rebound_v1_FetchJobResultRequest__Output } from '../../rebound/v1/FetchJobResultRequest.js';
 import type { GetJobStatusRequest as _rebound_v1_GetJobStatusRequest, GetJobStatusRequest__Output as _rebound_v1_GetJobStatusRequest__Output } from '../../rebound/v1/GetJobStatusRequest.js';
+import type { JobResultChunk as _rebound_v1_JobResultChunk, JobResultChunk__Output as _rebound_v1_JobResultChunk__Output } from '../../rebound/v1/JobResultChunk.js';
 import type { JobStatus as _rebound_v1_JobStatus, JobStatus__Output as _rebound_v1_JobStatus__Output } from '../../rebound/v1/JobStatus.js';
 import type { ListJobsRequest as _rebound_v1_ListJobsRequest, ListJobsRequest__Output as _rebound_v1_ListJobsRequest__Output } from '../../rebound/v1/ListJobsRequest.js';
 import type { ListJobsResponse as _rebound_v1_ListJobsResponse, ListJobsResponse__Output as _rebound_v1_ListJobsResponse__Output } from '../../rebound/v1/ListJobsResponse.js';
@@ -22,6 +24,11 @@ export interface DispatcherClient extends grpc.Client {
   cancelJob(argument: _rebound_v1_CancelJobRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rebound_v1_CancelJobResponse__Output>): grpc.ClientUnaryCall;
   cancelJob(argument: _rebound_v1_CancelJobRequest, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_CancelJobResponse__Output>): grpc.ClientUnaryCall;
   cancelJob(argument: _rebound_v1_CancelJobRequest, callback: grpc.requestCallback<_rebound_v1_CancelJobResponse__Output>): grpc.ClientUnaryCall;
+  
+  FetchJobResult(argument: _rebound_v1_FetchJobResultRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_rebound_v1_JobResultChunk__Output>;
+  FetchJobResult(argument: _rebound_v1_FetchJobResultRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_rebound_v1_JobResultChunk__Output>;
+  fetchJobResult(argument: _rebound_v1_FetchJobResultRequest, metadata: grpc.Metadata, options?: grpc.CallOptions): grpc.ClientReadableStream<_rebound_v1_JobResultChunk__Output>;
+  fetchJobResult(argument: _rebound_v1_FetchJobResultRequest, options?: grpc.CallOptions): grpc.ClientReadableStream<_rebound_v1_JobResultChunk__Output>;
   
   GetClusterOverview(argument: _rebound_v1_ClusterOverviewRequest, metadata: grpc.Metadata, options: grpc.CallOptions, callback: grpc.requestCallback<_rebound_v1_ClusterOverview__Output>): grpc.ClientUnaryCall;
   GetClusterOverview(argument: _rebound_v1_ClusterOverviewRequest, metadata: grpc.Metadata, callback: grpc.requestCallback<_rebound_v1_ClusterOverview__Output>): grpc.ClientUnaryCall;
@@ -64,6 +71,8 @@ export interface DispatcherClient extends grpc.Client {
 export interface DispatcherHandlers extends grpc.UntypedServiceImplementation {
   CancelJob: grpc.handleUnaryCall<_rebound_v1_CancelJobRequest__Output, _rebound_v1_CancelJobResponse>;
   
+  FetchJobResult: grpc.handleServerStreamingCall<_rebound_v1_FetchJobResultRequest__Output, _rebound_v1_JobResultChunk>;
+  
   GetClusterOverview: grpc.handleUnaryCall<_rebound_v1_ClusterOverviewRequest__Output, _rebound_v1_ClusterOverview>;
   
   GetJobStatus: grpc.handleUnaryCall<_rebound_v1_GetJobStatusRequest__Output, _rebound_v1_JobStatus>;
@@ -76,6 +85,7 @@ export interface DispatcherHandlers extends grpc.UntypedServiceImplementation {
 
 export interface DispatcherDefinition extends grpc.ServiceDefinition {
   CancelJob: MethodDefinition<_rebound_v1_CancelJobRequest, _rebound_v1_CancelJobResponse, _rebound_v1_CancelJobRequest__Output, _rebound_v1_CancelJobResponse__Output>
+  FetchJobResult: MethodDefinition<_rebound_v1_FetchJobResultRequest, _rebound_v1_JobResultChunk, _rebound_v1_FetchJobResultRequest__Output, _rebound_v1_JobResultChunk__Output>
   GetClusterOverview: MethodDefinition<_rebound_v1_ClusterOverviewRequest, _rebound_v1_ClusterOverview, _rebound_v1_ClusterOverviewRequest__Output, _rebound_v1_ClusterOverview__Output>
   GetJobStatus: MethodDefinition<_rebound_v1_GetJobStatusRequest, _rebound_v1_JobStatus, _rebound_v1_GetJobStatusRequest__Output, _rebound_v1_JobStatus__Output>
   ListJobs: MethodDefinition<_rebound_v1_ListJobsRequest, _rebound_v1_ListJobsResponse, _rebound_v1_ListJobsRequest__Output, _rebound_v1_ListJobsResponse__Output>

@@ -21,6 +21,8 @@ export interface RecoveryReport {
   'events_replayed'?: (number);
   'started_at_ms'?: (number | string | Long);
   'finished_at_ms'?: (number | string | Long);
+  'running_tasks_adopted'?: (number);
+  'finished_tasks_reported'?: (number);
 }
 
 export interface RecoveryReport__Output {
@@ -42,4 +44,6 @@ export interface RecoveryReport__Output {
   'events_replayed': (number);
   'started_at_ms': (number);
   'finished_at_ms': (number);
+  'running_tasks_adopted': (number);
+  'finished_tasks_reported': (number);
 }

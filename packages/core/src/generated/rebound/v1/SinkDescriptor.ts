@@ -4,9 +4,11 @@
 export interface SinkDescriptor {
   'operator_id'?: (string);
   'path'?: (string);
+  'collect'?: (boolean);
 }
 
 export interface SinkDescriptor__Output {
   'operator_id': (string);
   'path': (string);
+  'collect': (boolean);
 }

@@ -10,6 +10,7 @@ export interface SplitRequest {
   'finished_split_ids'?: (string)[];
   'task_manager_id'?: (string);
   'session_id'?: (string);
+  'deploy_epoch'?: (number | string | Long);
 }
 
 export interface SplitRequest__Output {
@@ -19,4 +20,5 @@ export interface SplitRequest__Output {
   'finished_split_ids': (string)[];
   'task_manager_id': (string);
   'session_id': (string);
+  'deploy_epoch': (number);
 }

@@ -16,6 +16,7 @@ export interface TaskExecutionState {
   'error_message'?: (string);
   'missing_partition'?: (_rebound_v1_ResultPartitionId | null);
   'session_id'?: (string);
+  'deploy_epoch'?: (number | string | Long);
 }
 
 export interface TaskExecutionState__Output {
@@ -28,4 +29,5 @@ export interface TaskExecutionState__Output {
   'error_message': (string);
   'missing_partition': (_rebound_v1_ResultPartitionId__Output | null);
   'session_id': (string);
+  'deploy_epoch': (number);
 }
