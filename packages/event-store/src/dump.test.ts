@@ -68,7 +68,9 @@ describe('dumpJobEvents', () => {
       events: 5,
       eventsPerType: { ExecutionJobVertexInitialized: 2, ExecutionVertexFinished: 2, ExecutionVertexReset: 1 },
       files: 3,
-      tornTails: [{ file: 'events.2', offset: expect.any(Number), bytes: expect.any(Number), reason: 'truncated-record' }],
+      tornTails: [
+        { file: 'events.2', offset: expect.any(Number), bytes: expect.any(Number), reason: 'truncated-record' },
+      ],
     });
     expect(summary.discardedBytes).toBe(size - 5 - summary.tornTails[0]!.offset);
     expect(summary.bytes).toBe(summary.fileDetails.reduce((a, f) => a + f.bytes, 0));
@@ -79,17 +81,23 @@ describe('dumpJobEvents', () => {
     ]);
 
     const line = formatEventLine(events[1]!);
-    expect(line).toMatch(/^events\.0:\d+\s+2025-01-02T03:04:06\.500Z  epoch 1  ExecutionVertexFinished\s+vertex-0#0 attempt 0, on tm-00000000 \(127\.0\.0\.1:40000\)/);
+    expect(line).toMatch(
+      /^events\.0:\d+\s+2025-01-02T03:04:06\.500Z  epoch 1  ExecutionVertexFinished\s+vertex-0#0 attempt 0, on tm-00000000 \(127\.0\.0\.1:40000\)/,
+    );
     expect(line).toContain('coordinator snapshots of source-0 (4 B)');
     expect(line).toContain('shuffle-master snapshot (2 B)');
     expect(formatEventLine(events[3]!)).toContain('vertex-1 parallelism 1, inputs vertex-0 [0-1]');
     expect(formatEventLine(events[4]!)).toContain('ExecutionVertexReset');
     const text = formatSummary(summary);
-    expect(text).toContain('events:    5 (ExecutionJobVertexInitialized 2, ExecutionVertexFinished 2, ExecutionVertexReset 1)');
+    expect(text).toContain(
+      'events:    5 (ExecutionJobVertexInitialized 2, ExecutionVertexFinished 2, ExecutionVertexReset 1)',
+    );
     expect(text).toContain('files:     3');
     expect(text).toMatch(/torn tail: events\.2 from offset \d+, \d+ bytes discarded \(truncated-record\)/);
 
-    const json = JSON.parse(JSON.stringify(toJsonValue({ events, summary }))) as { events: Array<{ event: { coordinator_snapshots: Array<{ state: string }> } }> };
+    const json = JSON.parse(JSON.stringify(toJsonValue({ events, summary }))) as {
+      events: Array<{ event: { coordinator_snapshots: Array<{ state: string }> } }>;
+    };
     expect(json.events[1]!.event.coordinator_snapshots[0]!.state).toBe(Buffer.from('enum').toString('base64'));
   });
 

@@ -1,7 +1,8 @@
 import { JobEventStoreCorruptError } from './errors.js';
 import { jobEventsDir, listEventFiles } from './format.js';
 import type { JobEventRecord, JobEventType } from './job-event.js';
-import { JobEventLogReader, type EventFileInfo, type ReplayCut, type SealedTail, type StaleFile, type TornTail } from './job-event-log-reader.js';
+import { JobEventLogReader } from './job-event-log-reader.js';
+import type { EventFileInfo, ReplayCut, SealedTail, StaleFile, TornTail } from './replay-report.js';
 
 export interface JobEventsSummary {
   directory: string;
@@ -118,12 +119,15 @@ function describe(record: JobEventRecord): string {
       }
       if (e.partitions.length) parts.push(`${e.partitions.length} partition${e.partitions.length === 1 ? '' : 's'}`);
       if (e.coordinator_snapshots.length) {
-        parts.push(`coordinator snapshots of ${e.coordinator_snapshots.map((s) => `${s.operator_id} (${formatBytes(s.state.length)})`).join(', ')}`);
+        parts.push(
+          `coordinator snapshots of ${e.coordinator_snapshots.map((s) => `${s.operator_id} (${formatBytes(s.state.length)})`).join(', ')}`,
+        );
       }
       if (e.coordinator_increments.length) {
         parts.push(`coordinator increments of ${e.coordinator_increments.map((s) => s.operator_id).join(', ')}`);
       }
-      if (e.has_shuffle_master_snapshot) parts.push(`shuffle-master snapshot (${formatBytes(e.shuffle_master_snapshot.length)})`);
+      if (e.has_shuffle_master_snapshot)
+        parts.push(`shuffle-master snapshot (${formatBytes(e.shuffle_master_snapshot.length)})`);
       return parts.join(', ');
     }
     case 'ExecutionVertexReset': {
@@ -146,20 +150,28 @@ export function formatSummary(summary: JobEventsSummary): string {
     .map(([t, n]) => `${t} ${n}`)
     .join(', ');
   lines.push(`events:    ${summary.events} (${perType})`);
-  const files = summary.fileDetails.map((f) => `${f.file}${f.epoch !== undefined ? ` epoch ${f.epoch}` : ''} ${formatBytes(f.bytes)} ${f.status}`);
+  const files = summary.fileDetails.map(
+    (f) => `${f.file}${f.epoch !== undefined ? ` epoch ${f.epoch}` : ''} ${formatBytes(f.bytes)} ${f.status}`,
+  );
   lines.push(`files:     ${summary.files}${files.length ? ` (${files.join('; ')})` : ''}`);
   lines.push(`bytes:     ${formatBytes(summary.bytes)} (${summary.bytes})`);
-  lines.push(`discarded: ${formatBytes(summary.discardedBytes)} (${summary.discardedBytes}) in ${summary.tornTails.length} torn tail${summary.tornTails.length === 1 ? '' : 's'}`);
+  lines.push(
+    `discarded: ${formatBytes(summary.discardedBytes)} (${summary.discardedBytes}) in ${summary.tornTails.length} torn tail${summary.tornTails.length === 1 ? '' : 's'}`,
+  );
   for (const t of summary.tornTails) {
     lines.push(`  torn tail: ${t.file} from offset ${t.offset}, ${t.bytes} bytes discarded (${t.reason})`);
   }
   const cut = describeReplayCut(summary.cut);
   if (cut) lines.push(`${summary.cut!.expected ? '  cut:     ' : 'DAMAGED:   '}${cut}`);
   for (const s of summary.staleFiles) {
-    lines.push(`  ignored:   ${s.file} of fenced epoch ${s.epoch}, written after epoch ${s.newerEpoch} (${s.bytes} bytes)`);
+    lines.push(
+      `  ignored:   ${s.file} of fenced epoch ${s.epoch}, written after epoch ${s.newerEpoch} (${s.bytes} bytes)`,
+    );
   }
   for (const t of summary.sealedTails) {
-    lines.push(`  sealed:    ${t.file} after ${t.length} bytes by ${t.sealedBy}: ${t.bytes} bytes a deposed JobMaster wrote, ignored`);
+    lines.push(
+      `  sealed:    ${t.file} after ${t.length} bytes by ${t.sealedBy}: ${t.bytes} bytes a deposed JobMaster wrote, ignored`,
+    );
   }
   if (summary.corruption) {
     const c = summary.corruption;
@@ -171,7 +183,8 @@ export function formatSummary(summary: JobEventsSummary): string {
 
 /** A JSON-safe copy of a record or dump (bytes as base64), for `rebound events --json`. */
 export function toJsonValue(value: unknown): unknown {
-  if (value instanceof Uint8Array) return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
+  if (value instanceof Uint8Array)
+    return Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('base64');
   if (Array.isArray(value)) return value.map(toJsonValue);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};

@@ -7,7 +7,11 @@ import fc from 'fast-check';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JobEventStoreCorruptError } from './errors.js';
-import { FileSystemJobEventStore, type EventFileHandle, type FileSystemJobEventStoreOptions } from './file-system-job-event-store.js';
+import {
+  FileSystemJobEventStore,
+  type EventFileHandle,
+  type FileSystemJobEventStoreOptions,
+} from './file-system-job-event-store.js';
 import { jobEventsDir, listEventFiles } from './format.js';
 import { JOB_EVENT_TYPES, type JobEvent, type JobEventRecord } from './job-event.js';
 import { JobEventLogReader } from './job-event-log-reader.js';
@@ -88,7 +92,12 @@ describe('FileSystemJobEventStore', () => {
     const events: JobEvent[] = [
       initializedEvent(0, 4),
       initializedEvent(1, 3, 4),
-      finishedEvent(0, 2, { attempt: 3, snapshot: Buffer.from('enumerator-state'), shuffleSnapshot: Buffer.from('shuffle'), subpartitions: 128 }),
+      finishedEvent(0, 2, {
+        attempt: 3,
+        snapshot: Buffer.from('enumerator-state'),
+        shuffleSnapshot: Buffer.from('shuffle'),
+        subpartitions: 128,
+      }),
       finishedEvent(1, 0),
       resetEvent(1, [0, 1, 2]),
     ];
@@ -97,7 +106,14 @@ describe('FileSystemJobEventStore', () => {
     const { events: back, report } = await replayDir();
     expect(back.map((r) => r.type)).toEqual(events.map((e) => e.type));
     for (let i = 0; i < events.length; i++) {
-      expect(back[i]).toEqual({ type: events[i]!.type, event: decodedForm(events[i]!), file: 'events.0', offset: expect.any(Number), epoch: 1, writtenAtMs: clock.now() });
+      expect(back[i]).toEqual({
+        type: events[i]!.type,
+        event: decodedForm(events[i]!),
+        file: 'events.0',
+        offset: expect.any(Number),
+        epoch: 1,
+        writtenAtMs: clock.now(),
+      });
     }
     const f = back[2]!;
     if (f.type !== 'ExecutionVertexFinished') throw new Error('expected a finished event');
@@ -107,7 +123,11 @@ describe('FileSystemJobEventStore', () => {
     expect(f.event.io_metrics!.subpartition_bytes).toHaveLength(128);
     expect(f.event.location).toEqual({ task_manager_id: 'tm-00000002', address: '127.0.0.1:40002' });
     expect(report).toMatchObject({ events: 5, discardedBytes: 0, tornTails: [], staleFiles: [] });
-    expect(report.eventsPerType).toEqual({ ExecutionJobVertexInitialized: 2, ExecutionVertexFinished: 2, ExecutionVertexReset: 1 });
+    expect(report.eventsPerType).toEqual({
+      ExecutionJobVertexInitialized: 2,
+      ExecutionVertexFinished: 2,
+      ExecutionVertexReset: 1,
+    });
   });
 
   it('writes a new file per attempt and replays all attempts in order', async () => {
@@ -163,7 +183,11 @@ describe('FileSystemJobEventStore', () => {
         expect(back).toHaveLength(events.length - 1);
         expect(back.map((r) => r.offset)).toEqual(full.slice(0, -1).map((r) => r.offset));
         expect(report.discardedBytes).toBe(cut - lastOffset);
-        expect(report.tornTails).toEqual(cut === lastOffset ? [] : [{ file: 'events.0', offset: lastOffset, bytes: cut - lastOffset, reason: expect.any(String) }]);
+        expect(report.tornTails).toEqual(
+          cut === lastOffset
+            ? []
+            : [{ file: 'events.0', offset: lastOffset, bytes: cut - lastOffset, reason: expect.any(String) }],
+        );
         expect(report.cut?.expected ?? true).toBe(true);
       }),
       { numRuns: original.length - lastOffset, examples: [[lastOffset], [lastOffset + 1], [original.length - 1]] },
@@ -189,7 +213,14 @@ describe('FileSystemJobEventStore', () => {
     // The tail starts at the third record: after the second one, before the end of the file.
     expect(tail.offset).toBeGreaterThan(events[1]!.offset);
     expect(tail.offset + tail.bytes).toBe(size - 3);
-    expect(report.cut).toEqual({ file: 'events.0', offset: tail.offset, reason: 'truncated-record', bytes: tail.bytes + laterSize, laterFiles: ['events.1'], expected: false });
+    expect(report.cut).toEqual({
+      file: 'events.0',
+      offset: tail.offset,
+      reason: 'truncated-record',
+      bytes: tail.bytes + laterSize,
+      laterFiles: ['events.1'],
+      expected: false,
+    });
     expect(report.discardedBytes).toBe(tail.bytes + laterSize);
     expect(report.files.map((f) => f.status)).toEqual(['torn', 'discarded']);
   });
@@ -201,7 +232,12 @@ describe('FileSystemJobEventStore', () => {
     await truncate(first, size - 3);
     const alone = await replayDir();
     expect(alone.events).toHaveLength(1);
-    expect(alone.report.cut).toMatchObject({ file: 'events.0', laterFiles: [], expected: true, bytes: alone.report.tornTails[0]!.bytes });
+    expect(alone.report.cut).toMatchObject({
+      file: 'events.0',
+      laterFiles: [],
+      expected: true,
+      bytes: alone.report.tornTails[0]!.bytes,
+    });
 
     // A later leader created its file, and died before its first record was durable.
     await writeAll(2, [initializedEvent(1, 1, 2)]);
@@ -213,7 +249,12 @@ describe('FileSystemJobEventStore', () => {
     await truncate(later, headerEnd);
     const { events, report } = await replayDir();
     expect(events).toHaveLength(1);
-    expect(report.cut).toMatchObject({ file: 'events.0', laterFiles: ['events.1'], expected: true, bytes: alone.report.tornTails[0]!.bytes + headerEnd });
+    expect(report.cut).toMatchObject({
+      file: 'events.0',
+      laterFiles: ['events.1'],
+      expected: true,
+      bytes: alone.report.tornTails[0]!.bytes + headerEnd,
+    });
   });
 
   it('ends the replay at a flipped bit anywhere in a middle record: nothing after it, in that file or a later one', async () => {
@@ -232,9 +273,23 @@ describe('FileSystemJobEventStore', () => {
         await writeFile(path, copy);
         const { events, report } = await replayDir();
         // Replaying events.1's reset of subtask 1 without the lost finish of subtask 2 would be a history with a hole.
-        expect(events.map((r) => `${r.file}@${r.offset}`)).toEqual([full[0], full[1]].map((r) => `${r!.file}@${r!.offset}`));
-        expect(report.tornTails).toEqual([{ file: 'events.0', offset: middle.offset, bytes: original.length - middle.offset, reason: expect.any(String) }]);
-        expect(report.cut).toMatchObject({ file: 'events.0', offset: middle.offset, laterFiles: ['events.1'], expected: false });
+        expect(events.map((r) => `${r.file}@${r.offset}`)).toEqual(
+          [full[0], full[1]].map((r) => `${r!.file}@${r!.offset}`),
+        );
+        expect(report.tornTails).toEqual([
+          {
+            file: 'events.0',
+            offset: middle.offset,
+            bytes: original.length - middle.offset,
+            reason: expect.any(String),
+          },
+        ]);
+        expect(report.cut).toMatchObject({
+          file: 'events.0',
+          offset: middle.offset,
+          laterFiles: ['events.1'],
+          expected: false,
+        });
         expect(report.discardedBytes).toBe(original.length - middle.offset + laterSize);
       }),
       { numRuns: 120 },
@@ -426,7 +481,8 @@ describe('FileSystemJobEventStore', () => {
         const fh = await open(path, 'wx');
         const handle: EventFileHandle = {
           writev: async (buffers) => {
-            if (++writes >= 2) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+            if (++writes >= 2)
+              throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
             return fh.writev(buffers);
           },
           datasync: () => fh.datasync(),
@@ -497,7 +553,11 @@ describe('FileSystemJobEventStore', () => {
       'job-event.store.durability': 'flush',
     });
     expect(jobEventStoreSettings(config)).toEqual({ writeBufferSize: 1024, flushIntervalMs: 250, durability: 'flush' });
-    expect(jobEventStoreSettings(Configuration.of())).toEqual({ writeBufferSize: 1024 * 1024, flushIntervalMs: 1000, durability: 'fsync' });
+    expect(jobEventStoreSettings(Configuration.of())).toEqual({
+      writeBufferSize: 1024 * 1024,
+      flushIntervalMs: 1000,
+      durability: 'fsync',
+    });
     const store = newStore(1, { config });
     await store.start();
     store.writeEvent(initializedEvent(0, 1));
@@ -559,7 +619,11 @@ describe('FileSystemJobEventStore', () => {
     const path = join(dir, 'events.0');
     const original = await readFile(path);
     const { events: full } = await replayDir();
-    for (const [i, bit] of [[1, 0], [1000, 8 * 40 + 3], [1999, 8 * 100]] as const) {
+    for (const [i, bit] of [
+      [1, 0],
+      [1000, 8 * 40 + 3],
+      [1999, 8 * 100],
+    ] as const) {
       const copy = Buffer.from(original);
       copy[full[i]!.offset + (bit >> 3)]! ^= 1 << (bit & 7);
       await writeFile(path, copy);
@@ -569,7 +633,12 @@ describe('FileSystemJobEventStore', () => {
         for await (const r of reader) offsets.push(`${r.file}@${r.offset}`);
         expect(offsets).toEqual(full.slice(0, i).map((r) => `${r.file}@${r.offset}`));
         expect(reader.report().tornTails).toEqual([
-          { file: 'events.0', offset: full[i]!.offset, bytes: original.length - full[i]!.offset, reason: 'checksum-mismatch' },
+          {
+            file: 'events.0',
+            offset: full[i]!.offset,
+            bytes: original.length - full[i]!.offset,
+            reason: 'checksum-mismatch',
+          },
         ]);
       }
     }
@@ -577,7 +646,11 @@ describe('FileSystemJobEventStore', () => {
 
   it('reads a header-less or zero-filled newest file as an expected torn tail', async () => {
     await writeAll(1, [initializedEvent(0, 1)]);
-    for (const [content, bytes] of [[Buffer.alloc(0), 0], [Buffer.alloc(100), 100], [Buffer.from('RBJ'), 3]] as const) {
+    for (const [content, bytes] of [
+      [Buffer.alloc(0), 0],
+      [Buffer.alloc(100), 100],
+      [Buffer.from('RBJ'), 3],
+    ] as const) {
       await writeFile(join(dir, 'events.1'), content);
       const { events, report } = await replayDir();
       expect(events).toHaveLength(1);
@@ -591,6 +664,11 @@ describe('FileSystemJobEventStore', () => {
     const { events, report } = await replayDir();
     expect(events).toHaveLength(1);
     expect(report.tornTails.map((t) => [t.file, t.offset, t.bytes])).toEqual([['events.1', 0, 0]]);
-    expect(report.cut).toMatchObject({ file: 'events.1', bytes: 103, laterFiles: ['events.2', 'events.3'], expected: true });
+    expect(report.cut).toMatchObject({
+      file: 'events.1',
+      bytes: 103,
+      laterFiles: ['events.2', 'events.3'],
+      expected: true,
+    });
   });
 });

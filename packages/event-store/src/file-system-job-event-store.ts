@@ -1,111 +1,43 @@
-import { mkdir, open, rm } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { open, rm } from 'node:fs/promises';
 import {
   IllegalStateError,
-  crc32c,
-  type SealedEventFile,
   ReboundError,
   errorMessage,
-  fsyncDir,
   silentLogger,
   systemClock,
   type Clock,
-  type Configuration,
   type Logger,
 } from '@rebound/core';
 import { JobEventStoreFailedError, JobEventStoreFencedError } from './errors.js';
-import {
-  CRC_BYTES,
-  PAYLOAD_VERSION,
-  RECORD_HEADER_BYTES,
-  encodeFileHeader,
-  eventFileName,
-  jobEventsDir,
-  listEventFiles,
-  writeRecordHeader,
-  type EventFileRef,
-} from './format.js';
-import { JOB_EVENT_TYPES, jobEventCodec, type JobEvent, type JobEventRecord } from './job-event.js';
-import { JobEventLogReader, type ReplayReport } from './job-event-log-reader.js';
+import { jobEventsDir, listEventFiles, type EventFileRef } from './format.js';
+import type { JobEvent, JobEventRecord } from './job-event.js';
+import { JobEventLogReader } from './job-event-log-reader.js';
+import type { ReplayReport } from './replay-report.js';
 import { sealsOfReplay } from './seals.js';
 import type { JobEventStore } from './job-event-store.js';
 import { DEFAULT_JOB_EVENT_STORE_SETTINGS, jobEventStoreSettings, type JobEventStoreDurability } from './options.js';
-import { ProtoWriter } from './proto-codec.js';
+import { CUT, EventWriteBuffer, type AppendResult } from './event-write-buffer.js';
 import { realFlushTimer, type FlushTimer } from './flush-timer.js';
 import { reportAppend, reportFlush } from './metrics.js';
 
-/** The part of a file handle the writer uses; injectable to simulate a full disk. */
-export interface EventFileHandle {
-  writev(buffers: Buffer[]): Promise<{ bytesWritten: number }>;
-  datasync(): Promise<void>;
-  stat(): Promise<{ nlink: number }>;
-  close(): Promise<void>;
-}
-
-/** Creates a new file, failing with EEXIST if it exists (never appends to another writer's file). */
-export type OpenExclusive = (path: string) => Promise<EventFileHandle>;
+export type {
+  EventFileHandle,
+  FileSystemJobEventStoreOptions,
+  JobEventStoreState,
+  JobEventStoreStats,
+  JobEventStoreStatus,
+  OpenExclusive,
+} from './file-system-job-event-store-types.js';
+import type {
+  FileSystemJobEventStoreOptions,
+  JobEventStoreState,
+  JobEventStoreStats,
+  JobEventStoreStatus,
+  OpenExclusive,
+} from './file-system-job-event-store-types.js';
+import { EventFileWriter } from './event-file-writer.js';
 
 const openExclusiveDefault: OpenExclusive = (path) => open(path, 'wx');
-
-export type JobEventStoreState = 'created' | 'running' | 'failed' | 'fenced' | 'stopped';
-
-export interface JobEventStoreStatus {
-  state: JobEventStoreState;
-  epoch: number;
-  /** Why recording stopped ('failed' or 'fenced'). */
-  failure?: ReboundError;
-}
-
-export interface JobEventStoreStats {
-  /** Events accepted by writeEvent. */
-  eventsWritten: number;
-  /** Events accepted but never written: pending when the store failed or was fenced, or written after. */
-  eventsDropped: number;
-  /** Bytes written to files, headers included. */
-  bytesWritten: number;
-  flushes: number;
-  fsyncs: number;
-  filesCreated: number;
-  /** Bytes waiting for the next flush. */
-  pendingBytes: number;
-}
-
-export interface FileSystemJobEventStoreOptions {
-  haDir: string;
-  jobId: string;
-  /** Fencing epoch of the JobMaster that owns this store. */
-  epoch: number;
-  /** The epoch of the current leader; checked before every flush (and before clearing). */
-  currentLeaderEpoch: () => Promise<number> | number;
-  jobMasterId?: string;
-  /** Source of the three settings below when they are not given. */
-  config?: Configuration;
-  writeBufferSize?: number;
-  flushIntervalMs?: number;
-  durability?: JobEventStoreDurability;
-  clock?: Clock;
-  flushTimer?: FlushTimer;
-  logger?: Logger;
-  /** Called once when recording stops for good: the store failed or was fenced. */
-  onDisabled?: (state: 'failed' | 'fenced', error: ReboundError) => void;
-  openExclusive?: OpenExclusive;
-  readChunkBytes?: number;
-}
-
-const CUT = Symbol('cut-block');
-type QueueItem = Buffer | typeof CUT;
-
-interface CurrentFile {
-  handle: EventFileHandle;
-  name: string;
-  /** Written since the last sync. */
-  dirty: boolean;
-  /** Its directory entry is not yet fsynced. */
-  newEntry: boolean;
-}
-
-/** Chunks at least this full are handed to the writer as they are; smaller ones are copied out. */
-const HAND_OVER_FRACTION = 4;
 
 /**
  * The job event log on a (shared) file system, under `<ha-dir>/jobs/<jobId>/job-events/`
@@ -135,28 +67,26 @@ export class FileSystemJobEventStore implements JobEventStore {
   private readonly clock: Clock;
   private readonly flushTimer: FlushTimer;
   private readonly logger: Logger;
-  private readonly openExclusive: OpenExclusive;
 
   private state: JobEventStoreState = 'created';
   private failure: ReboundError | undefined;
   private readFiles: EventFileRef[] = [];
-  private nextIndex = 0;
-  private dirReady = false;
   private cursor: JobEventLogReader | undefined;
 
-  private batch: ProtoWriter;
-  private batchEvents = 0;
-  private queue: QueueItem[] = [];
-  private queuedBytes = 0;
-  private queuedEvents = 0;
+  private readonly buffer: EventWriteBuffer;
   private cancelTimer: (() => void) | undefined;
   private flushChain: Promise<void> = Promise.resolve();
   private flushQueued: Promise<void> | undefined;
-  private file: CurrentFile | undefined;
-  /** Goes into the header of the next file this attempt creates (see sealHistory). */
-  private pendingSeal: SealedEventFile[] | undefined;
+  private readonly writer: EventFileWriter;
 
-  private readonly counters = { eventsWritten: 0, eventsDropped: 0, bytesWritten: 0, flushes: 0, fsyncs: 0, filesCreated: 0 };
+  private readonly counters = {
+    eventsWritten: 0,
+    eventsDropped: 0,
+    bytesWritten: 0,
+    flushes: 0,
+    fsyncs: 0,
+    filesCreated: 0,
+  };
 
   constructor(private readonly options: FileSystemJobEventStoreOptions) {
     const fromConfig = options.config ? jobEventStoreSettings(options.config) : DEFAULT_JOB_EVENT_STORE_SETTINGS;
@@ -170,9 +100,23 @@ export class FileSystemJobEventStore implements JobEventStore {
     this.directory = jobEventsDir(options.haDir, options.jobId);
     this.clock = options.clock ?? systemClock;
     this.flushTimer = options.flushTimer ?? realFlushTimer;
-    this.logger = (options.logger ?? silentLogger()).child({ component: 'job-event-store', jobId: options.jobId, epoch: options.epoch });
-    this.openExclusive = options.openExclusive ?? openExclusiveDefault;
-    this.batch = this.newBatch();
+    this.logger = (options.logger ?? silentLogger()).child({
+      component: 'job-event-store',
+      jobId: options.jobId,
+      epoch: options.epoch,
+    });
+    this.writer = new EventFileWriter({
+      directory: this.directory,
+      jobId: this.jobId,
+      epoch: this.epoch,
+      jobMasterId: options.jobMasterId,
+      durability: this.durability,
+      clock: this.clock,
+      logger: this.logger,
+      openExclusive: options.openExclusive ?? openExclusiveDefault,
+      counters: this.counters,
+    });
+    this.buffer = new EventWriteBuffer(this.writeBufferSize, this.clock);
   }
 
   // ----------------------------------------------------------------------------- lifecycle
@@ -183,12 +127,14 @@ export class FileSystemJobEventStore implements JobEventStore {
       throw new IllegalStateError(`job event store is ${this.state}; stop it before starting it again`);
     }
     this.readFiles = await listEventFiles(this.directory);
-    this.nextIndex = this.readFiles.length > 0 ? this.readFiles[this.readFiles.length - 1]!.index + 1 : 0;
+    this.writer.reset(this.readFiles.length > 0 ? this.readFiles[this.readFiles.length - 1]!.index + 1 : 0);
     this.cursor = undefined;
     this.failure = undefined;
-    this.dirReady = false;
     this.state = 'running';
-    this.logger.debug({ event: 'job-event-store.start', files: this.readFiles.length, nextFile: eventFileName(this.nextIndex) }, 'job event store started');
+    this.logger.debug(
+      { event: 'job-event-store.start', files: this.readFiles.length, nextFile: this.writer.nextFileName },
+      'job event store started',
+    );
   }
 
   async stop(clear: boolean): Promise<void> {
@@ -211,7 +157,7 @@ export class FileSystemJobEventStore implements JobEventStore {
   }
 
   stats(): JobEventStoreStats {
-    return { ...this.counters, pendingBytes: this.queuedBytes + this.batch.pos };
+    return { ...this.counters, pendingBytes: this.buffer.pendingBytes };
   }
 
   async isEmpty(): Promise<boolean> {
@@ -228,48 +174,19 @@ export class FileSystemJobEventStore implements JobEventStore {
       this.counters.eventsDropped++;
       return;
     }
-    const w = this.batch;
-    const frameStart = w.pos;
+    let appended: AppendResult;
     try {
-      const spec = JOB_EVENT_TYPES[event.type];
-      if (!spec) throw new TypeError(`unknown job event type '${String(event.type)}'`);
-      w.ensure(RECORD_HEADER_BYTES);
-      w.pos += RECORD_HEADER_BYTES;
-      jobEventCodec(event.type).encodeInto(event.event, w);
-      const payloadLength = w.pos - frameStart - RECORD_HEADER_BYTES;
-      w.ensure(CRC_BYTES);
-      writeRecordHeader(w.buf, frameStart, spec.id, payloadLength, this.clock.now());
-      w.buf.writeUInt32BE(crc32c(w.buf, frameStart, w.pos), w.pos);
-      w.pos += CRC_BYTES;
+      appended = this.buffer.append(event, cutBlock);
     } catch (err) {
       // An event that cannot be encoded is a bug of the caller; skipping it would leave a log
       // that misses an event, so recording stops here and the log stays a valid prefix.
-      w.pos = frameStart;
       this.counters.eventsDropped++;
       this.fail(err, `cannot encode a ${String(event.type)} event`);
       return;
     }
     this.counters.eventsWritten++;
-    this.batchEvents++;
-    const frameLength = w.pos - frameStart;
-    reportAppend(frameLength);
-    let flush = cutBlock;
-    if (frameLength > this.writeBufferSize) {
-      // Larger than the buffer: what precedes it goes first, then the frame on its own.
-      this.sealBatch(frameStart);
-      flush = true;
-    }
-    if (cutBlock) {
-      this.sealBatch();
-      this.queue.push(CUT);
-    }
-    if (this.batch.pos >= this.writeBufferSize) {
-      // Full: hand it over as it is. Until the writer runs (the caller may not yield for a
-      // while) further events go to a fresh buffer instead of growing and copying this one.
-      this.sealBatch();
-      flush = true;
-    }
-    if (flush || this.queuedBytes + this.batch.pos >= this.writeBufferSize) {
+    reportAppend(appended.frameLength);
+    if (appended.outcome === 'flush') {
       void this.requestFlush();
     } else if (!this.cancelTimer) {
       this.cancelTimer = this.flushTimer.schedule(this.flushIntervalMs, () => {
@@ -293,18 +210,17 @@ export class FileSystemJobEventStore implements JobEventStore {
   sealHistory(replayed: ReplayReport): Promise<void> {
     if (this.state !== 'running') return Promise.resolve();
     if (this.readFiles.length === 0) return Promise.resolve();
-    this.sealBatch();
-    this.queue.push(CUT);
+    this.buffer.cut();
     const seal = sealsOfReplay(replayed.files);
     void this.requestFlush();
     return this.enqueue(async () => {
       if (this.state !== 'running') return;
-      this.pendingSeal = seal;
+      this.writer.pendingSeal = seal;
       try {
         const leaderEpoch = await this.options.currentLeaderEpoch();
         if (leaderEpoch > this.epoch) return await this.fence(leaderEpoch);
-        await this.writeToFile([]);
-        await this.syncFile();
+        await this.writer.write([]);
+        await this.writer.sync();
       } catch (err) {
         this.fail(err, 'cannot seal the job event log');
       }
@@ -320,51 +236,13 @@ export class FileSystemJobEventStore implements JobEventStore {
     } while (chain !== this.flushChain);
   }
 
-  private newBatch(): ProtoWriter {
-    return new ProtoWriter(Math.min(this.writeBufferSize, 4 * 1024 * 1024) + 1024);
-  }
-
-  /**
-   * Moves the buffered bytes to the write queue. With `splitAt`, the bytes from there on (one
-   * oversized frame) become a chunk of their own.
-   */
-  private sealBatch(splitAt?: number): void {
-    const w = this.batch;
-    if (w.pos === 0) return;
-    if (splitAt !== undefined && splitAt > 0 && splitAt < w.pos) {
-      this.pushChunk(w.buf.subarray(0, splitAt), 0);
-      this.pushChunk(w.buf.subarray(splitAt, w.pos), 0);
-      this.queuedEvents += this.batchEvents;
-      this.batch = this.newBatch();
-    } else if (w.pos * HAND_OVER_FRACTION >= this.writeBufferSize || w.buf.length > 2 * this.writeBufferSize + 1024) {
-      this.pushChunk(w.buf.subarray(0, w.pos), this.batchEvents);
-      this.batch = this.newBatch();
-    } else {
-      // Little in it (an interval flush): copy it out and keep reusing the buffer.
-      this.pushChunk(Buffer.from(w.buf.subarray(0, w.pos)), this.batchEvents);
-      w.reset();
-    }
-    this.batchEvents = 0;
-  }
-
-  private pushChunk(chunk: Buffer, events: number): void {
-    this.queue.push(chunk);
-    this.queuedBytes += chunk.length;
-    this.queuedEvents += events;
-  }
-
   private cancelFlushTimer(): void {
     this.cancelTimer?.();
     this.cancelTimer = undefined;
   }
 
   private dropPending(): void {
-    this.counters.eventsDropped += this.queuedEvents + this.batchEvents;
-    this.queue = [];
-    this.queuedBytes = 0;
-    this.queuedEvents = 0;
-    this.batch.reset();
-    this.batchEvents = 0;
+    this.counters.eventsDropped += this.buffer.drop();
   }
 
   /** Runs `task` on the single writer, after everything enqueued before it. */
@@ -387,12 +265,7 @@ export class FileSystemJobEventStore implements JobEventStore {
   private async flushOnce(): Promise<void> {
     if (this.state !== 'running') return;
     this.cancelFlushTimer();
-    this.sealBatch();
-    const items = this.queue;
-    const events = this.queuedEvents;
-    this.queue = [];
-    this.queuedBytes = 0;
-    this.queuedEvents = 0;
+    const { items, events } = this.buffer.take();
     if (items.length === 0) return;
     try {
       const leaderEpoch = await this.options.currentLeaderEpoch();
@@ -411,16 +284,16 @@ export class FileSystemJobEventStore implements JobEventStore {
       let group: Buffer[] = [];
       for (const item of items) {
         if (item === CUT) {
-          if (group.length > 0) await this.writeToFile(group);
+          if (group.length > 0) await this.writer.write(group);
           group = [];
-          await this.syncFile();
-          await this.closeFileQuietly();
+          await this.writer.sync();
+          await this.writer.closeQuietly();
         } else {
           group.push(item);
         }
       }
-      if (group.length > 0) await this.writeToFile(group);
-      await this.syncFile();
+      if (group.length > 0) await this.writer.write(group);
+      await this.writer.sync();
       reportFlush(performance.now() - flushStart, this.counters.bytesWritten - bytesBefore);
     } catch (err) {
       this.counters.eventsDropped += events;
@@ -428,111 +301,15 @@ export class FileSystemJobEventStore implements JobEventStore {
     }
   }
 
-  private async writeToFile(chunks: Buffer[]): Promise<void> {
-    if (!this.file) chunks = [await this.openNewFile(), ...chunks];
-    if (chunks.length === 0) return;
-    const file = this.file!;
-    let total = 0;
-    for (const c of chunks) total += c.length;
-    file.dirty = true;
-    let { bytesWritten } = await file.handle.writev(chunks);
-    this.counters.bytesWritten += bytesWritten;
-    while (bytesWritten < total) {
-      // A short write (e.g. the disk filled up mid-way): retry the rest, which reports the error.
-      let skip = bytesWritten;
-      const rest: Buffer[] = [];
-      for (const c of chunks) {
-        if (skip >= c.length) skip -= c.length;
-        else {
-          rest.push(skip > 0 ? c.subarray(skip) : c);
-          skip = 0;
-        }
-      }
-      chunks = rest;
-      total -= bytesWritten;
-      ({ bytesWritten } = await file.handle.writev(chunks));
-      if (bytesWritten === 0) throw new JobEventStoreFailedError('write made no progress');
-      this.counters.bytesWritten += bytesWritten;
-    }
-  }
-
-  /** Creates the next file of this attempt; returns its header, to be written first. */
-  private async openNewFile(): Promise<Buffer> {
-    if (!this.dirReady) {
-      const created = await mkdir(this.directory, { recursive: true });
-      if (created !== undefined && this.durability === 'fsync') {
-        for (let d = this.directory; ; d = dirname(d)) {
-          await fsyncDir(dirname(d));
-          if (d === created || dirname(d) === d) break;
-        }
-      }
-      this.dirReady = true;
-    }
-    // Later files are not created with mkdir: a removed directory must fail loudly, not be
-    // silently recreated without the files it held.
-    for (let attempts = 0; ; attempts++) {
-      const name = eventFileName(this.nextIndex);
-      try {
-        const handle = await this.openExclusive(join(this.directory, name));
-        const index = this.nextIndex++;
-        this.file = { handle, name, dirty: false, newEntry: true };
-        this.counters.filesCreated++;
-        const header = encodeFileHeader({
-          job_id: this.jobId,
-          epoch: this.epoch,
-          jobmaster_id: this.options.jobMasterId ?? '',
-          created_at_ms: this.clock.now(),
-          file_index: index,
-          payload_version: PAYLOAD_VERSION,
-          ...(this.pendingSeal ? { seals_earlier_files: true, sealed_files: this.pendingSeal } : {}),
-        });
-        this.pendingSeal = undefined;
-        this.logger.debug({ event: 'job-event-store.file', file: name }, 'job event file created');
-        return header;
-      } catch (err) {
-        // Another writer (an attempt that started after our listing) took this index.
-        if ((err as NodeJS.ErrnoException).code === 'EEXIST' && attempts < 10_000) {
-          this.nextIndex++;
-          continue;
-        }
-        throw err;
-      }
-    }
-  }
-
-  private async syncFile(): Promise<void> {
-    const file = this.file;
-    if (!file || !file.dirty) return;
-    if (this.durability === 'fsync') {
-      await file.handle.datasync();
-      this.counters.fsyncs++;
-      if (file.newEntry) {
-        await fsyncDir(this.directory);
-        file.newEntry = false;
-      }
-    }
-    file.dirty = false;
-    // Writes to a deleted file succeed on POSIX and vanish: check that ours still has a name.
-    if ((await file.handle.stat()).nlink === 0) {
-      throw new JobEventStoreFailedError(`job event file ${join(this.directory, file.name)} was deleted while being written`);
-    }
-  }
-
   private async closeFile(): Promise<void> {
-    if (!this.file) return;
+    if (!this.writer.currentFile) return;
     try {
-      if (this.state === 'running') await this.syncFile();
+      if (this.state === 'running') await this.writer.sync();
     } catch (err) {
       this.fail(err, 'cannot write job events');
     } finally {
-      await this.closeFileQuietly();
+      await this.writer.closeQuietly();
     }
-  }
-
-  private async closeFileQuietly(): Promise<void> {
-    const file = this.file;
-    this.file = undefined;
-    if (file) await file.handle.close().catch(() => {});
   }
 
   // ----------------------------------------------------------------------------- disabling
@@ -548,11 +325,11 @@ export class FileSystemJobEventStore implements JobEventStore {
         : new JobEventStoreFailedError(`${what}: ${errorMessage(err)}`, { cause: err });
     this.failure = failure;
     this.logger.error(
-      { event: 'job-event-store.failed', err, directory: this.directory, file: this.file?.name },
+      { event: 'job-event-store.failed', err, directory: this.directory, file: this.writer.currentFile },
       `${what}; recording of job events is disabled for job ${this.jobId} (the job keeps running, but a JobMaster failover will only recover what was recorded before)`,
     );
     this.options.onDisabled?.('failed', failure);
-    void this.enqueue(() => this.closeFileQuietly());
+    void this.enqueue(() => this.writer.closeQuietly());
   }
 
   private async fence(leaderEpoch: number): Promise<void> {
@@ -564,30 +341,42 @@ export class FileSystemJobEventStore implements JobEventStore {
     this.failure = failure;
     this.logger.warn({ event: 'job-event-store.fenced', leaderEpoch, directory: this.directory }, failure.message);
     this.options.onDisabled?.('fenced', failure);
-    await this.closeFileQuietly();
+    await this.writer.closeQuietly();
   }
 
   private async clear(): Promise<void> {
     if (this.state === 'fenced') {
-      this.logger.warn({ event: 'job-event-store.clear-skipped' }, 'not clearing job events: this JobMaster was fenced');
+      this.logger.warn(
+        { event: 'job-event-store.clear-skipped' },
+        'not clearing job events: this JobMaster was fenced',
+      );
       return;
     }
     let leaderEpoch: number;
     try {
       leaderEpoch = await this.options.currentLeaderEpoch();
     } catch (err) {
-      this.logger.warn({ event: 'job-event-store.clear-skipped', err }, 'not clearing job events: cannot tell the current leader epoch');
+      this.logger.warn(
+        { event: 'job-event-store.clear-skipped', err },
+        'not clearing job events: cannot tell the current leader epoch',
+      );
       return;
     }
     if (leaderEpoch > this.epoch) {
-      this.logger.warn({ event: 'job-event-store.clear-skipped', leaderEpoch }, 'not clearing job events: a newer JobMaster leads the job');
+      this.logger.warn(
+        { event: 'job-event-store.clear-skipped', leaderEpoch },
+        'not clearing job events: a newer JobMaster leads the job',
+      );
       return;
     }
     try {
       await rm(this.directory, { recursive: true, force: true });
       this.logger.debug({ event: 'job-event-store.cleared', directory: this.directory }, 'job events cleared');
     } catch (err) {
-      this.logger.warn({ event: 'job-event-store.clear-failed', err, directory: this.directory }, 'cannot delete job events');
+      this.logger.warn(
+        { event: 'job-event-store.clear-failed', err, directory: this.directory },
+        'cannot delete job events',
+      );
     }
   }
 

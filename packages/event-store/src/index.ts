@@ -3,6 +3,7 @@ export * from './job-event-store.js';
 export * from './file-system-job-event-store.js';
 export * from './job-event-manager.js';
 export * from './job-event-log-reader.js';
+export * from './replay-report.js';
 export * from './dump.js';
 export * from './errors.js';
 export * from './options.js';

@@ -24,104 +24,8 @@ import {
   type JobEventType,
 } from './job-event.js';
 
-/**
- * Why the rest of a file was dropped. All three are what a crash in the middle of a write
- * leaves behind (a short write, or blocks the OS had not written yet, which read back as zeros).
- */
-export type TornTailReason = 'truncated-header' | 'truncated-record' | 'checksum-mismatch';
-
-export interface TornTail {
-  file: string;
-  /** Offset of the first discarded byte: the end of the last good record. */
-  offset: number;
-  /** Bytes from `offset` to the end of the file. */
-  bytes: number;
-  reason: TornTailReason;
-}
-
-/**
- * Where replay stopped because a record could not be read (a torn or corrupt record). The log is
- * a single history: records after a bad one may depend on what it said, so nothing after it —
- * in that file or in any later file — is replayed; the executions it recorded are unknown to the
- * new leader (their tasks rerun, their partitions are released).
- */
-export interface ReplayCut {
-  /** The file and offset of the first record that could not be read. */
-  file: string;
-  offset: number;
-  reason: TornTailReason;
-  /** Bytes not replayed: the rest of that file plus every later file. */
-  bytes: number;
-  /** Later files not replayed. */
-  laterFiles: string[];
-  /**
-   * True when no record follows the cut in a later file: the tail of the newest file, which is
-   * what a crash mid-write leaves. False means history written after the damage (by this or a
-   * later JobMaster) is being dropped: damage no crash of the newest writer explains.
-   */
-  expected: boolean;
-}
-
-/**
- * A file written by an older epoch after a newer epoch had already created a file: a fenced
- * JobMaster that raced past its fencing check. Its records are not part of the job's history.
- */
-export interface StaleFile {
-  file: string;
-  epoch: number;
-  newerEpoch: number;
-  bytes: number;
-}
-
-/** Bytes a newer leader's seal cut off a file: what a fenced predecessor appended after it was deposed. */
-export interface SealedTail {
-  file: string;
-  /** The sealed length: bytes from here on are not history. */
-  length: number;
-  bytes: number;
-  /** The file whose header holds the seal. */
-  sealedBy: string;
-}
-
-export interface EventFileInfo {
-  file: string;
-  bytes: number;
-  /**
-   * Bytes of the file that are the replayed history: up to the end of its last good record (0
-   * when nothing of it was replayed). What a new leader seals the file at.
-   */
-  historyBytes: number;
-  /** Undefined when the header itself was torn. */
-  epoch?: number;
-  jobMasterId?: string;
-  createdAtMs?: number;
-  events: number;
-  /**
-   * 'discarded': not replayed because an earlier file has a torn or corrupt record (see ReplayCut);
-   * 'sealed': a newer leader sealed the whole file out (see SealedTail).
-   */
-  status: 'complete' | 'torn' | 'stale' | 'corrupt' | 'unread' | 'discarded' | 'sealed';
-}
-
-export interface ReplayReport {
-  directory: string;
-  files: EventFileInfo[];
-  events: number;
-  eventsPerType: Record<JobEventType, number>;
-  /** Total size of the files looked at. */
-  bytes: number;
-  /** Bytes not replayed: the torn tail and every later file (the recovery report shows this). */
-  discardedBytes: number;
-  /** At most one: replay stops at the first torn record. */
-  tornTails: TornTail[];
-  /** Set when replay stopped before the end of the log. */
-  cut?: ReplayCut;
-  staleFiles: StaleFile[];
-  /** Bytes beyond a seal, per file: ignored, never replayed (see seals.ts). */
-  sealedTails: SealedTail[];
-  sealedBytes: number;
-  corruption?: { file: string; offset: number; message: string };
-}
+import { FileWindow, recordBytesOf } from './file-window.js';
+import type { EventFileInfo, ReplayCut, ReplayReport, TornTailReason } from './replay-report.js';
 
 export interface JobEventLogReaderOptions {
   /** Files whose header names another job are corrupt. */
@@ -131,171 +35,6 @@ export interface JobEventLogReaderOptions {
 }
 
 const DEFAULT_READ_CHUNK = 1024 * 1024;
-/**
- * A read-ahead starts this far before the end of the current window, so that a record cut by
- * the window's end (up to this size) is whole in the next one without copying.
- */
-const READ_AHEAD_OVERLAP = 64 * 1024;
-
-/**
- * A file's size and how many bytes follow its header (the whole size when the header cannot be
- * read: unknown content counts as records); undefined if the file is gone.
- */
-async function recordBytesOf(path: string): Promise<{ size: number; afterHeader: number } | undefined> {
-  let fh: FileHandle;
-  try {
-    fh = await open(path, 'r');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-  try {
-    const size = (await fh.stat()).size;
-    const prefix = Buffer.alloc(FILE_PREFIX_BYTES);
-    const got = await readFully(fh, prefix, 0, FILE_PREFIX_BYTES, 0);
-    if (got < FILE_PREFIX_BYTES) return { size, afterHeader: 0 };
-    if (FILE_MAGIC.compare(prefix, 0, 4) !== 0) return { size, afterHeader: prefix.every((x) => x === 0) ? 0 : size };
-    const headerEnd = FILE_PREFIX_BYTES + ((prefix[6]! << 8) | prefix[7]!) + CRC_BYTES;
-    return { size, afterHeader: Math.max(0, size - headerEnd) };
-  } finally {
-    await fh.close();
-  }
-}
-
-/** Reads [position, position + length) into buf[at...]; fewer bytes only at the end of the file. */
-async function readFully(fh: FileHandle, buf: Buffer, at: number, length: number, position: number): Promise<number> {
-  let got = 0;
-  while (got < length) {
-    const { bytesRead } = await fh.read(buf, at + got, length - got, position + got);
-    if (bytesRead === 0) break;
-    got += bytesRead;
-  }
-  return got;
-}
-
-/**
- * A sliding window over a file, refilled from disk only when a record reaches past it. A file
- * larger than one window is read ahead: the buffer has two halves, and while the records of one
- * are parsed the next part of the file is read into the other (I/O off the parsing thread).
- */
-class FileWindow {
-  buf!: Buffer;
-  /** File offset of buf[0] (buf[0] itself need not hold file bytes). */
-  start = 0;
-  /** buf[lo, hi) holds the file's bytes [start + lo, start + hi). */
-  lo = 0;
-  hi = 0;
-  /** Bytes per half when reading ahead; 0 for a single-window buffer. */
-  private halfBytes: number;
-  /** The half holding the window. */
-  private half = 0;
-  private readonly overlap: number;
-  /** A read into the other half: true once it holds [aheadFrom, aheadFrom + aheadBytes). */
-  private ahead: Promise<boolean> | undefined;
-  private aheadFrom = 0;
-  private aheadBytes = 0;
-
-  constructor(
-    private readonly fh: FileHandle,
-    public size: number,
-    private readonly chunk: number,
-  ) {
-    this.overlap = Math.min(READ_AHEAD_OVERLAP, chunk);
-    if (size > chunk) {
-      this.halfBytes = chunk + this.overlap;
-      this.allocate(2 * this.halfBytes);
-    } else {
-      this.halfBytes = 0;
-      this.allocate(Math.max(size, 64));
-    }
-  }
-
-  private allocate(bytes: number): Buffer {
-    this.buf = Buffer.allocUnsafe(bytes);
-    return this.buf;
-  }
-
-  /** CRC-32C of buf[start, end). */
-  crc32c(start: number, end: number): number {
-    return crc32c(this.buf, start, end);
-  }
-
-  /**
-   * Makes [offset, offset + n) available in `buf`. False if the file ended before (it shrank
-   * since it was opened): the caller treats that like any truncation.
-   */
-  async ensure(offset: number, n: number): Promise<boolean> {
-    const at = offset - this.start;
-    if (at >= this.lo && at + n <= this.hi) return true;
-    // Nothing may touch the buffer while a read into it is in flight.
-    const ahead = this.ahead;
-    this.ahead = undefined;
-    const aheadReady = ahead !== undefined && (await ahead);
-    const want = Math.min(Math.max(n, this.chunk), this.size - offset);
-    if (want < n) return false;
-    if (aheadReady && offset >= this.aheadFrom && offset + n <= this.aheadFrom + this.aheadBytes) {
-      this.half = 1 - this.half;
-      this.start = this.aheadFrom - this.half * this.halfBytes;
-      this.lo = offset - this.start;
-      this.hi = this.half * this.halfBytes + this.aheadBytes;
-      return true;
-    }
-    let kept = 0;
-    if (at >= this.lo && at < this.hi) kept = this.hi - at;
-    // The window goes to the start of the buffer (the first half): room for `want` bytes there.
-    const room = this.halfBytes > 0 ? this.halfBytes : this.buf.length;
-    if (room < want) {
-      const bytes = this.halfBytes > 0 ? 2 * (want + this.overlap) : want;
-      const previous = this.buf;
-      const next = this.allocate(bytes);
-      if (kept > 0) previous.copy(next, 0, at, at + kept);
-      if (this.halfBytes > 0) this.halfBytes = bytes >>> 1;
-    } else if (kept > 0) {
-      this.buf.copyWithin(0, at, at + kept);
-    }
-    this.half = 0;
-    this.start = offset;
-    this.lo = 0;
-    this.hi = kept;
-    const got = await readFully(this.fh, this.buf, kept, want - kept, offset + kept);
-    this.hi += got;
-    if (this.hi < want) {
-      this.size = offset + this.hi;
-      return this.hi >= n;
-    }
-    return true;
-  }
-
-  /** Index in `buf` of a file offset inside the window. */
-  at(offset: number): number {
-    return offset - this.start;
-  }
-
-  /**
-   * The records from file offset `recordOffset` to the end of the window are next: reads the
-   * part of the file after the window ahead, overlapping the window's end.
-   */
-  readAhead(recordOffset: number): void {
-    const end = this.start + this.hi;
-    if (this.halfBytes === 0 || this.ahead !== undefined || end >= this.size) return;
-    const from = Math.max(end - this.overlap, recordOffset);
-    const bytes = Math.min(this.halfBytes, this.size - from);
-    this.aheadFrom = from;
-    this.aheadBytes = bytes;
-    // A failed read-ahead is just not used: the read is repeated, and its error reported, then.
-    this.ahead = readFully(this.fh, this.buf, (1 - this.half) * this.halfBytes, bytes, from).then(
-      (got) => got === bytes,
-      () => false,
-    );
-  }
-
-  /** Waits for a read-ahead in flight: before the file is closed or the buffer reused. */
-  async drain(): Promise<void> {
-    const ahead = this.ahead;
-    this.ahead = undefined;
-    if (ahead) await ahead;
-  }
-}
 
 interface OpenFile {
   ref: EventFileRef;
@@ -434,7 +173,9 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       const failure =
         err instanceof JobEventStoreCorruptError || err instanceof JobEventStoreFailedError
           ? err
-          : new JobEventStoreFailedError(`cannot read job event log in ${this.directory}: ${errorMessage(err)}`, { cause: err });
+          : new JobEventStoreFailedError(`cannot read job event log in ${this.directory}: ${errorMessage(err)}`, {
+              cause: err,
+            });
       this.error = failure;
       if (failure instanceof JobEventStoreCorruptError) {
         this.rep.corruption = { file: failure.file, offset: failure.offset, message: failure.detail };
@@ -479,7 +220,13 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
 
   private corrupt(file: OpenFile, offset: number, detail: string, cause?: unknown): JobEventStoreCorruptError {
     file.info.status = 'corrupt';
-    return new JobEventStoreCorruptError(file.ref.name, offset, detail, file.path, cause === undefined ? undefined : { cause });
+    return new JobEventStoreCorruptError(
+      file.ref.name,
+      offset,
+      detail,
+      file.path,
+      cause === undefined ? undefined : { cause },
+    );
   }
 
   private torn(file: OpenFile, offset: number, reason: TornTailReason): null {
@@ -529,7 +276,16 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       this.rep.bytes += fileSize;
       const size = this.applySeal(ref, info, fileSize);
       if (info.status === 'sealed') return undefined;
-      const file: OpenFile = { ref, path, fh, window: new FileWindow(fh, size, this.chunk), info, epoch: 0, pos: 0, need: 0 };
+      const file: OpenFile = {
+        ref,
+        path,
+        fh,
+        window: new FileWindow(fh, size, this.chunk),
+        info,
+        epoch: 0,
+        pos: 0,
+        need: 0,
+      };
       const w = file.window;
       if (!(await w.ensure(0, FILE_PREFIX_BYTES))) {
         this.torn(file, 0, 'truncated-header');
@@ -547,7 +303,11 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       }
       const version = (b[p0 + 4]! << 8) | b[p0 + 5]!;
       if (version < 1 || version > FILE_FORMAT_VERSION) {
-        throw this.corrupt(file, 0, `unsupported file format version ${version} (this reader knows up to ${FILE_FORMAT_VERSION})`);
+        throw this.corrupt(
+          file,
+          0,
+          `unsupported file format version ${version} (this reader knows up to ${FILE_FORMAT_VERSION})`,
+        );
       }
       const headerLen = (b[p0 + 6]! << 8) | b[p0 + 7]!;
       const headerEnd = FILE_PREFIX_BYTES + headerLen + CRC_BYTES;
@@ -652,6 +412,13 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
     file.info.events++;
     this.rep.events++;
     this.rep.eventsPerType[type]++;
-    return { type, event, file: file.ref.name, offset, writtenAtMs: readWrittenAt(b, p), epoch: file.epoch } as JobEventRecord;
+    return {
+      type,
+      event,
+      file: file.ref.name,
+      offset,
+      writtenAtMs: readWrittenAt(b, p),
+      epoch: file.epoch,
+    } as JobEventRecord;
   }
 }

@@ -72,8 +72,18 @@ describe('JobEventManager', () => {
       replayOneEvent: (r: JobEventRecord) => void calls.push(r.type),
       finalizeReplay: () => void calls.push('finalize'),
     });
-    expect(calls).toEqual(['start', 'ExecutionJobVertexInitialized', 'ExecutionVertexFinished', 'ExecutionVertexReset', 'finalize']);
-    expect(result).toMatchObject({ ok: true, events: 3, report: { discardedBytes: 0, files: [{ file: 'events.0' }, { file: 'events.1' }] } });
+    expect(calls).toEqual([
+      'start',
+      'ExecutionJobVertexInitialized',
+      'ExecutionVertexFinished',
+      'ExecutionVertexReset',
+      'finalize',
+    ]);
+    expect(result).toMatchObject({
+      ok: true,
+      events: 3,
+      report: { discardedBytes: 0, files: [{ file: 'events.0' }, { file: 'events.1' }] },
+    });
     // Events written after start are not part of this attempt's replay.
     second.writeEvent(finishedEvent(0, 1));
     expect((await second.replay(() => {})).events).toBe(3);
@@ -99,7 +109,11 @@ describe('JobEventManager', () => {
     const torn = newManager(2);
     await torn.start();
     const tornResult = await torn.replay(() => {});
-    expect(tornResult).toMatchObject({ ok: true, events: 1, report: { tornTails: [{ file: 'events.0', bytes: expect.any(Number) }] } });
+    expect(tornResult).toMatchObject({
+      ok: true,
+      events: 1,
+      report: { tornTails: [{ file: 'events.0', bytes: expect.any(Number) }] },
+    });
     expect(tornResult.report.discardedBytes).toBe(tornResult.report.tornTails[0]!.bytes);
     await torn.stop(false);
 
@@ -136,7 +150,11 @@ describe('JobEventManager', () => {
     const result = await manager.replay((r) => {
       if (r.type === 'ExecutionVertexFinished') throw new Error('no such vertex');
     });
-    expect(result).toMatchObject({ ok: false, events: 1, failure: { kind: 'handler', record: { type: 'ExecutionVertexFinished' } } });
+    expect(result).toMatchObject({
+      ok: false,
+      events: 1,
+      failure: { kind: 'handler', record: { type: 'ExecutionVertexFinished' } },
+    });
     await manager.stop(false);
   });
 });

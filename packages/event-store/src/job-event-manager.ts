@@ -1,7 +1,8 @@
 import { IllegalStateError, ReboundError, errorMessage, type Clock, systemClock } from '@rebound/core';
 import { JobEventStoreCorruptError, JobEventStoreFailedError } from './errors.js';
 import type { JobEvent, JobEventRecord } from './job-event.js';
-import type { JobEventLogReader, ReplayReport } from './job-event-log-reader.js';
+import type { JobEventLogReader } from './job-event-log-reader.js';
+import type { ReplayReport } from './replay-report.js';
 import type { JobEventStore } from './job-event-store.js';
 
 /** Receives the events of a replay (Flink's JobEventReplayHandler). */
@@ -104,7 +105,9 @@ export class JobEventManager {
   }
 
   /** Replays every event that existed when the store started, in order. */
-  async replay(handler: JobEventReplayHandler | ((record: JobEventRecord) => void | Promise<void>)): Promise<ReplayResult> {
+  async replay(
+    handler: JobEventReplayHandler | ((record: JobEventRecord) => void | Promise<void>),
+  ): Promise<ReplayResult> {
     this.checkRunning('replay events');
     const h: JobEventReplayHandler = typeof handler === 'function' ? { replayOneEvent: handler } : handler;
     const started = this.clock.now();
@@ -137,7 +140,9 @@ export class JobEventManager {
         } catch (err) {
           if (err instanceof JobEventStoreCorruptError) return failed({ kind: 'corrupt', error: err });
           const error =
-            err instanceof ReboundError ? err : new JobEventStoreFailedError(`cannot read job events: ${errorMessage(err)}`, { cause: err });
+            err instanceof ReboundError
+              ? err
+              : new JobEventStoreFailedError(`cannot read job events: ${errorMessage(err)}`, { cause: err });
           return failed({ kind: 'io', error });
         }
         if (batch.length === 0) break;

@@ -1,29 +1,23 @@
-import type {
-  ExecutionJobVertexInitializedEvent,
-  ExecutionJobVertexInitializedEvent__Output,
-  ExecutionVertexFinishedEvent,
-  ExecutionVertexFinishedEvent__Output,
-  ExecutionVertexResetEvent,
-  ExecutionVertexResetEvent__Output,
+import {
+  JOB_EVENT_TYPES,
+  type DecodedJobEventPayload,
+  type JobEventPayload,
+  type JobEventType,
+  JOB_EVENT_TYPE_NAMES,
 } from '@rebound/core';
 import { messageCodec, type MessageCodec } from './proto-codec.js';
+
+// Declared once in @rebound/core (the `debug.crash.*-event` options list them too).
+export { JOB_EVENT_TYPES, JOB_EVENT_TYPE_NAMES, type JobEventType };
 
 /**
  * What the JobMaster records so that a later leader can rebuild the job's progress (FLIP-383).
  * The payload of each event is a proto message of proto/rebound/v1/events.proto.
  */
-export type JobEvent =
-  | { type: 'ExecutionJobVertexInitialized'; event: ExecutionJobVertexInitializedEvent }
-  | { type: 'ExecutionVertexFinished'; event: ExecutionVertexFinishedEvent }
-  | { type: 'ExecutionVertexReset'; event: ExecutionVertexResetEvent };
+export type JobEvent = { [T in JobEventType]: { type: T; event: JobEventPayload<T> } }[JobEventType];
 
 /** A job event as decoded from the log: every field present, defaults filled. */
-export type DecodedJobEvent =
-  | { type: 'ExecutionJobVertexInitialized'; event: ExecutionJobVertexInitializedEvent__Output }
-  | { type: 'ExecutionVertexFinished'; event: ExecutionVertexFinishedEvent__Output }
-  | { type: 'ExecutionVertexReset'; event: ExecutionVertexResetEvent__Output };
-
-export type JobEventType = JobEvent['type'];
+export type DecodedJobEvent = { [T in JobEventType]: { type: T; event: DecodedJobEventPayload<T> } }[JobEventType];
 
 /** Where a replayed event was read from. */
 export interface JobEventRecordPosition {
@@ -39,20 +33,6 @@ export interface JobEventRecordPosition {
 
 /** A replayed event: the decoded event and where it came from. */
 export type JobEventRecord = DecodedJobEvent & JobEventRecordPosition;
-
-interface EventTypeSpec {
-  /** Record type byte; the same ids as Flink's JobEvents registry. */
-  readonly id: number;
-  readonly message: string;
-}
-
-export const JOB_EVENT_TYPES: Readonly<Record<JobEventType, EventTypeSpec>> = {
-  ExecutionJobVertexInitialized: { id: 3, message: 'ExecutionJobVertexInitializedEvent' },
-  ExecutionVertexFinished: { id: 1, message: 'ExecutionVertexFinishedEvent' },
-  ExecutionVertexReset: { id: 2, message: 'ExecutionVertexResetEvent' },
-};
-
-export const JOB_EVENT_TYPE_NAMES = Object.keys(JOB_EVENT_TYPES) as JobEventType[];
 
 const TYPE_BY_ID: (JobEventType | undefined)[] = [];
 for (const name of JOB_EVENT_TYPE_NAMES) TYPE_BY_ID[JOB_EVENT_TYPES[name].id] = name;

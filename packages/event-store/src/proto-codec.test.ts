@@ -11,7 +11,18 @@ const int64 = fc.oneof(
   fc.maxSafeInteger(),
   fc.constantFrom(0, 1, 127, 128, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1, -(2 ** 53) + 1, -1),
   // Where the decoder's varint fast paths end (4 and 7 bytes).
-  fc.constantFrom(2 ** 28 - 1, 2 ** 28, 2 ** 35 - 1, 2 ** 35, 2 ** 42 - 1, 2 ** 42, 2 ** 49 - 1, 2 ** 49, -(2 ** 28), -(2 ** 49)),
+  fc.constantFrom(
+    2 ** 28 - 1,
+    2 ** 28,
+    2 ** 35 - 1,
+    2 ** 35,
+    2 ** 42 - 1,
+    2 ** 42,
+    2 ** 49 - 1,
+    2 ** 49,
+    -(2 ** 28),
+    -(2 ** 49),
+  ),
 );
 const bytes = fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b));
 const opt = <T>(a: fc.Arbitrary<T>) => fc.option(a, { nil: undefined });
@@ -56,7 +67,10 @@ const initializedFields = {
   parallelism: int32,
   inputs: fc.array(
     fc.record(
-      { producer_vertex_id: str, subtask_ranges: fc.array(fc.record({ start: int32, end: int32 }, { requiredKeys: [] }), { maxLength: 40 }) },
+      {
+        producer_vertex_id: str,
+        subtask_ranges: fc.array(fc.record({ start: int32, end: int32 }, { requiredKeys: [] }), { maxLength: 40 }),
+      },
       { requiredKeys: [] },
     ),
     { maxLength: 3 },
@@ -64,7 +78,9 @@ const initializedFields = {
 };
 const initialized = fc.record(initializedFields, { requiredKeys: [] });
 
-const resetFields = { vertices: fc.array(fc.record({ vertex_id: str, subtask: int32 }, { requiredKeys: [] }), { maxLength: 20 }) };
+const resetFields = {
+  vertices: fc.array(fc.record({ vertex_id: str, subtask: int32 }, { requiredKeys: [] }), { maxLength: 20 }),
+};
 const reset = fc.record(resetFields, { requiredKeys: [] });
 
 const headerFields = {
@@ -135,13 +151,17 @@ describe('messageCodec', () => {
       io_metrics: { bytes_out: '-5', subpartition_bytes: ['1', 2, '9007199254740991'] },
       shuffle_master_snapshot: Buffer.from('abc').toString('base64'),
     };
-    expect(Buffer.from(codec.encode(message)).equals(Buffer.from(encodeMessage('ExecutionVertexFinishedEvent', message)))).toBe(true);
+    expect(
+      Buffer.from(codec.encode(message)).equals(Buffer.from(encodeMessage('ExecutionVertexFinishedEvent', message))),
+    ).toBe(true);
   });
 
   it('decodes many distinct and repeated strings alike (the string cache evicts, never confuses)', () => {
     const codec = messageCodec<object, unknown>('ExecutionVertexId');
     // More distinct ids than the cache has slots, with shared prefixes and suffixes, some non-ASCII.
-    const ids = Array.from({ length: 6000 }, (_, i) => (i % 3 === 0 ? `vertex-${i}` : i % 3 === 1 ? `${i}-tm-0000000${i % 10}` : `ü-${i}-é`));
+    const ids = Array.from({ length: 6000 }, (_, i) =>
+      i % 3 === 0 ? `vertex-${i}` : i % 3 === 1 ? `${i}-tm-0000000${i % 10}` : `ü-${i}-é`,
+    );
     for (let round = 0; round < 2; round++) {
       for (const [i, id] of ids.entries()) {
         const bytes = encodeMessage('ExecutionVertexId', { vertex_id: id, subtask: i });
@@ -155,14 +175,18 @@ describe('messageCodec', () => {
     const packed = Buffer.from(encodeMessage('IOMetrics', { subpartition_bytes: [1, 2 ** 40, -3, 127, 128, 2 ** 28] }));
     // The same field once more, unpacked (tag 5 << 3 | 0), then packed again: all appended in order.
     const unpacked = Buffer.from([(5 << 3) | 0, 0x96, 0x01]);
-    const huge = Buffer.from(encodeMessage('IOMetrics', { subpartition_bytes: ['18446744073709551615', '9223372036854775807'] }));
+    const huge = Buffer.from(
+      encodeMessage('IOMetrics', { subpartition_bytes: ['18446744073709551615', '9223372036854775807'] }),
+    );
     const bytes = Buffer.concat([packed, unpacked, huge]);
     expect(codec.decode(bytes)).toEqual(decodeMessage('IOMetrics', bytes));
   });
 
   it('does not share decoded byte fields with the input buffer', () => {
     const codec = messageCodec<object, { state: Buffer }>('OperatorCoordinatorSnapshot');
-    const bytesIn = Buffer.from(encodeMessage('OperatorCoordinatorSnapshot', { operator_id: 'o', state: Buffer.from('xyz') }));
+    const bytesIn = Buffer.from(
+      encodeMessage('OperatorCoordinatorSnapshot', { operator_id: 'o', state: Buffer.from('xyz') }),
+    );
     const decoded = codec.decode(bytesIn);
     bytesIn.fill(0);
     expect(decoded.state.toString()).toBe('xyz');
@@ -171,9 +195,14 @@ describe('messageCodec', () => {
   it('skips unknown fields and rejects truncated or mistyped input', () => {
     const codec = messageCodec<object, unknown>('ExecutionVertexResetEvent');
     // field 15 (varint 7), then the known repeated message field 1.
-    const withUnknown = Buffer.concat([Buffer.from([15 << 3, 7]), Buffer.from(encodeMessage('ExecutionVertexResetEvent', { vertices: [{ vertex_id: 'a', subtask: 1 }] }))]);
+    const withUnknown = Buffer.concat([
+      Buffer.from([15 << 3, 7]),
+      Buffer.from(encodeMessage('ExecutionVertexResetEvent', { vertices: [{ vertex_id: 'a', subtask: 1 }] })),
+    ]);
     expect(codec.decode(withUnknown)).toEqual({ vertices: [{ vertex_id: 'a', subtask: 1 }] });
-    const valid = Buffer.from(encodeMessage('ExecutionVertexResetEvent', { vertices: [{ vertex_id: 'abc', subtask: 300 }] }));
+    const valid = Buffer.from(
+      encodeMessage('ExecutionVertexResetEvent', { vertices: [{ vertex_id: 'abc', subtask: 300 }] }),
+    );
     for (let cut = 1; cut < valid.length; cut++) expect(() => codec.decode(valid.subarray(0, cut))).toThrow();
     // vertices (field 1) sent as a varint.
     expect(() => codec.decode(Buffer.from([1 << 3, 5]))).toThrow(/wire type/);

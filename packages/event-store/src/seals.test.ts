@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { formatSummary, dumpJobEvents } from './dump.js';
 import { FileSystemJobEventStore, type EventFileHandle, type OpenExclusive } from './file-system-job-event-store.js';
-import { jobEventsDir } from './format.js';
+import { jobEventsDir, listEventFiles } from './format.js';
+import { collectSeals } from './seals.js';
 import type { JobEventRecord } from './job-event.js';
 import { JobEventManager } from './job-event-manager.js';
 import { SAMPLE_JOB_ID, finishedEvent, initializedEvent } from './test-fixtures.js';
@@ -79,7 +80,9 @@ function leader(epoch: number, gate?: WriteGate): JobEventManager {
 }
 
 /** Takes the job over as a new leader: replays what is there and seals it, as the recovery handler does. */
-async function takeOver(epoch: number): Promise<{ manager: JobEventManager; replayed: JobEventRecord[]; sealedBytes: number }> {
+async function takeOver(
+  epoch: number,
+): Promise<{ manager: JobEventManager; replayed: JobEventRecord[]; sealedBytes: number }> {
   leaderEpoch = epoch;
   const manager = leader(epoch);
   await manager.start();
@@ -92,7 +95,11 @@ async function takeOver(epoch: number): Promise<{ manager: JobEventManager; repl
 
 const subtasks = (records: JobEventRecord[]) =>
   records.map((r) =>
-    r.type === 'ExecutionVertexFinished' ? `${r.event.vertex_id}#${r.event.subtask}` : r.type === 'ExecutionJobVertexInitialized' ? r.event.vertex_id : r.type,
+    r.type === 'ExecutionVertexFinished'
+      ? `${r.event.vertex_id}#${r.event.subtask}`
+      : r.type === 'ExecutionJobVertexInitialized'
+        ? r.event.vertex_id
+        : r.type,
   );
 
 describe('sealed-file fence', () => {
@@ -131,7 +138,9 @@ describe('sealed-file fence', () => {
 
     const dump = await dumpJobEvents(haDir, SAMPLE_JOB_ID);
     // Both later leaders sealed events.0 at the same length; the newest seal is named.
-    expect(dump.summary.sealedTails).toEqual([{ file: 'events.0', length: before, bytes: third.sealedBytes, sealedBy: 'events.2' }]);
+    expect(dump.summary.sealedTails).toEqual([
+      { file: 'events.0', length: before, bytes: third.sealedBytes, sealedBy: 'events.2' },
+    ]);
     expect(formatSummary(dump.summary)).toContain(`sealed:    events.0 after ${before} bytes by events.2`);
     await second.manager.stop(false);
     await third.manager.stop(false);
@@ -185,6 +194,7 @@ describe('sealed-file fence', () => {
     const second = leader(2);
     await second.start();
     const secondReplay = await second.replay(() => {});
+    const lengthSecondReplayed = (await stat(join(dir, 'events.0'))).size;
     gate.open();
     await stalled;
     await old.stop(false);
@@ -198,6 +208,14 @@ describe('sealed-file fence', () => {
     // Now leader 2 writes its seal (events.1, it did not know it was deposed); leader 3 writes its own (events.2).
     leaderEpoch = 2;
     await second.seal(secondReplay.report);
+    // Leader 2's seal is on disk: its file seals events.0 where leader 2 replayed it.
+    const beforeThirdSeals = await listEventFiles(dir);
+    expect(beforeThirdSeals.map((f) => f.name)).toEqual(['events.0', 'events.1']);
+    expect(lengthSecondReplayed).toBeLessThan((await stat(join(dir, 'events.0'))).size);
+    expect((await collectSeals(dir, beforeThirdSeals)).get(0)).toEqual({
+      length: lengthSecondReplayed,
+      sealedBy: 'events.1',
+    });
     leaderEpoch = 3;
     await third.seal(thirdReplay.report);
     await second.stop(false);

@@ -12,7 +12,6 @@ import {
   readUInt32BE,
   type EventFileRef,
 } from './format.js';
-import type { EventFileInfo } from './job-event-log-reader.js';
 
 /*
  * The sealed-file fence.
@@ -115,7 +114,9 @@ export async function collectSeals(directory: string, files: readonly EventFileR
  * What a new leader seals after replaying: each replayed file up to the end of the last record
  * it applied. Files it did not apply anything from are left out, which seals them at length 0.
  */
-export function sealsOfReplay(files: readonly EventFileInfo[]): SealedEventFile[] {
+export function sealsOfReplay(
+  files: readonly { readonly file: string; readonly historyBytes: number }[],
+): SealedEventFile[] {
   const out: SealedEventFile[] = [];
   for (const f of files) {
     const index = parseEventFileName(f.file);

@@ -26,11 +26,20 @@ export function initializedEvent(vertex: number, parallelism: number, producerPa
 export function finishedEvent(
   vertex: number,
   subtask: number,
-  options: { attempt?: number; subpartitions?: number; snapshot?: Uint8Array; shuffleSnapshot?: Uint8Array; finishedAtMs?: number } = {},
+  options: {
+    attempt?: number;
+    subpartitions?: number;
+    snapshot?: Uint8Array;
+    shuffleSnapshot?: Uint8Array;
+    finishedAtMs?: number;
+  } = {},
 ): JobEvent {
   const subpartitions = options.subpartitions ?? 16;
   const attempt = options.attempt ?? 0;
-  const subpartitionBytes = Array.from({ length: subpartitions }, (_, i) => 40_000 + ((subtask * 7919 + i * 104_729) % 2_000_000));
+  const subpartitionBytes = Array.from(
+    { length: subpartitions },
+    (_, i) => 40_000 + ((subtask * 7919 + i * 104_729) % 2_000_000),
+  );
   const bytesOut = subpartitionBytes.reduce((a, b) => a + b, 0);
   return {
     type: 'ExecutionVertexFinished',
@@ -38,7 +47,10 @@ export function finishedEvent(
       vertex_id: `vertex-${vertex}`,
       subtask,
       attempt,
-      location: { task_manager_id: `tm-${(subtask % 4).toString(16).padStart(8, '0')}`, address: `127.0.0.1:${40_000 + (subtask % 4)}` },
+      location: {
+        task_manager_id: `tm-${(subtask % 4).toString(16).padStart(8, '0')}`,
+        address: `127.0.0.1:${40_000 + (subtask % 4)}`,
+      },
       io_metrics: {
         records_in: 10_000 + subtask,
         records_out: 9_000 + subtask,
@@ -48,15 +60,22 @@ export function finishedEvent(
       },
       partitions: [{ job_id: SAMPLE_JOB_ID, vertex_id: `vertex-${vertex}`, subtask, attempt }],
       coordinator_snapshots: options.snapshot ? [{ operator_id: `source-${vertex}`, state: options.snapshot }] : [],
-      coordinator_increments: options.snapshot ? [{ operator_id: `source-${vertex}`, state: Buffer.from(`split-${subtask}`) }] : [],
-      ...(options.shuffleSnapshot ? { shuffle_master_snapshot: options.shuffleSnapshot, has_shuffle_master_snapshot: true } : {}),
+      coordinator_increments: options.snapshot
+        ? [{ operator_id: `source-${vertex}`, state: Buffer.from(`split-${subtask}`) }]
+        : [],
+      ...(options.shuffleSnapshot
+        ? { shuffle_master_snapshot: options.shuffleSnapshot, has_shuffle_master_snapshot: true }
+        : {}),
       finished_at_ms: options.finishedAtMs ?? 1_700_000_000_000 + subtask,
     },
   };
 }
 
 export function resetEvent(vertex: number, subtasks: number[]): JobEvent {
-  return { type: 'ExecutionVertexReset', event: { vertices: subtasks.map((subtask) => ({ vertex_id: `vertex-${vertex}`, subtask })) } };
+  return {
+    type: 'ExecutionVertexReset',
+    event: { vertices: subtasks.map((subtask) => ({ vertex_id: `vertex-${vertex}`, subtask })) },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { readFile, readdir, rm } from 'node:fs/promises';
-import { ErrorCode, ReboundError, writeFileAtomic } from '@rebound/core';
+import { ConfigError, writeFileAtomic } from '@rebound/core';
 import { TMP_MARKER, isErrno } from './ha-dir.js';
 
 /**
@@ -47,7 +47,10 @@ export interface EndpointRegistry {
 }
 
 export function checkEndpointId(id: string): void {
-  if (!SAFE_ID.test(id)) throw new ReboundError(ErrorCode.CONFIG_INVALID, `process id '${id}' cannot name an endpoint record: use letters, digits, '.', '_' and '-' only`);
+  if (!SAFE_ID.test(id))
+    throw new ConfigError(
+      `process id '${id}' cannot name an endpoint record: use letters, digits, '.', '_' and '-' only`,
+    );
 }
 
 export function completeEndpoint(ep: ProcessEndpointInput): ProcessEndpoint {

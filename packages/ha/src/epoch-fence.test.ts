@@ -72,4 +72,16 @@ describe('EpochFence', () => {
     fence.raise(2);
     expect(fence.highest()).toBe(4);
   });
+
+  it('refuses a newer epoch for now, as unconfirmed, while the leader record cannot be read', async () => {
+    const fence = new EpochFence(async () => {
+      throw new Error('circuit breaker is open');
+    }, 3);
+    const err = await rejection(fence.admit(4));
+    expect(err).toBeInstanceOf(UnconfirmedEpochError);
+    expect((err as UnconfirmedEpochError).code).toBe(ErrorCode.EPOCH_UNCONFIRMED);
+    expect(String((err as Error).message)).toMatch(/cannot be read \(circuit breaker is open\)/);
+    expect(fence.highest()).toBe(3);
+    await expect(fence.admit(3)).resolves.toBeUndefined();
+  });
 });

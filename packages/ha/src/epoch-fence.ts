@@ -1,4 +1,4 @@
-import { ErrorCode, ReboundError, StaleEpochError } from '@rebound/core';
+import { ErrorCode, ReboundError, StaleEpochError, errorMessage } from '@rebound/core';
 
 /** The epoch of the leader the HA service records now (leader.json), read fresh; undefined if none. */
 export type LeaderEpochSource = () => Promise<number | undefined>;
@@ -8,10 +8,14 @@ export class UnconfirmedEpochError extends ReboundError {
   constructor(
     readonly epoch: number,
     readonly recordedEpoch: number | undefined,
+    unreadable?: unknown,
   ) {
     super(
       ErrorCode.EPOCH_UNCONFIRMED,
-      `request from leader epoch ${epoch} refused: the HA service records ${recordedEpoch === undefined ? 'no leader' : `leader epoch ${recordedEpoch}`}`,
+      unreadable === undefined
+        ? `request from leader epoch ${epoch} refused: the HA service records ${recordedEpoch === undefined ? 'no leader' : `leader epoch ${recordedEpoch}`}`
+        : `request from leader epoch ${epoch} refused for now: the leader record cannot be read (${errorMessage(unreadable)})`,
+      unreadable === undefined ? undefined : { cause: unreadable },
     );
   }
 }
@@ -37,12 +41,18 @@ export class EpochFence {
   /**
    * Admits a call of a leader of `epoch`: equal to the highest known, or newer and confirmed by the
    * leader record. Throws StaleEpochError for a deposed leader and UnconfirmedEpochError for an
-   * epoch no leader record names.
+   * epoch no leader record names, or while the record cannot be read (the caller retries; an HA
+   * store that is down says nothing about the caller).
    */
   async admit(epoch: number): Promise<void> {
     if (epoch < this.max) throw new StaleEpochError(epoch, this.max);
     if (epoch === this.max) return;
-    const recorded = await this.recordedLeaderEpoch();
+    let recorded: number | undefined;
+    try {
+      recorded = await this.recordedLeaderEpoch();
+    } catch (err) {
+      throw new UnconfirmedEpochError(epoch, undefined, err);
+    }
     if (recorded === undefined || recorded < epoch) throw new UnconfirmedEpochError(epoch, recorded);
     this.raise(recorded);
     if (epoch < this.max) throw new StaleEpochError(epoch, this.max);

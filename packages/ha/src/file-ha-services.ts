@@ -1,18 +1,26 @@
 import { type Configuration, systemClock } from '@rebound/core';
 import { type EndpointRegistry, FileEndpointRegistry } from './endpoints.js';
 import { HaPaths, assertHaDirInitialized } from './ha-dir.js';
-import type { HighAvailabilityServices, JobGraphStore, LeaderElection, LeaderElectionOptions, LeaderRetrieval } from './ha-services.js';
+import type {
+  HighAvailabilityServices,
+  JobGraphStore,
+  LeaderElection,
+  LeaderElectionOptions,
+  LeaderRetrieval,
+  LeaderStoreOptions,
+} from './ha-services.js';
 import type { LeaderEpochSource } from './epoch-fence.js';
-import { FileJobGraphStore } from './job-graph-store.js';
-import { LeaderElectionService } from './leader-election-service.js';
+import { FileJobGraphStore } from './file/file-job-graph-store.js';
+import { leaderRetryPolicy } from './retrying-job-record-driver.js';
+import { LeaderElectionService } from './file/file-leader-election-driver.js';
 import { type LeaderInfo, readCurrentEpoch, readLeader } from './leader-info.js';
-import { LeaderRetrievalService } from './leader-retrieval-service.js';
+import { LeaderRetrievalService } from './file/file-leader-retrieval-driver.js';
 import type { Logger } from '@rebound/core';
 
 /**
  * The embedded backend (`high-availability.type: file`, the default): a lease directory and
  * leader.json in the HA directory, jobs under `<storageDir>/jobs/` (storageDir defaults to the HA
- * directory, so the layout is the one of "The HA directory" in ARCHITECTURE.md).
+ * directory, so the layout is the one of "The HA directory" in docs/architecture/ha.md).
  */
 export class FileHaServices implements HighAvailabilityServices {
   readonly type = 'file' as const;
@@ -28,7 +36,14 @@ export class FileHaServices implements HighAvailabilityServices {
   }
 
   createLeaderElectionService(o: LeaderElectionOptions): LeaderElection {
-    return new LeaderElectionService({ haDir: this.haDir, contenderId: o.contenderId, address: o.address, config: this.config, logger: o.logger, clock: o.clock ?? systemClock });
+    return new LeaderElectionService({
+      haDir: this.haDir,
+      contenderId: o.contenderId,
+      address: o.address,
+      config: this.config,
+      logger: o.logger,
+      clock: o.clock ?? systemClock,
+    });
   }
 
   createLeaderRetrievalService(logger: Logger): LeaderRetrieval {
@@ -53,8 +68,8 @@ export class FileHaServices implements HighAvailabilityServices {
     return new FileJobGraphStore(this.storageDir);
   }
 
-  leaderJobGraphStore(): JobGraphStore {
-    return new FileJobGraphStore(this.storageDir);
+  leaderJobGraphStore(_epoch?: number, options?: LeaderStoreOptions): JobGraphStore {
+    return new FileJobGraphStore(this.storageDir, leaderRetryPolicy(this.config, options));
   }
 
   endpoints(): EndpointRegistry {

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ErrorCode, ReboundError } from '@rebound/core';
+import { HaDirInvalidError } from '@rebound/core';
 
 /**
  * The layout of the HA directory shared by JobMasters, TaskManagers and CLI clients. Every path
@@ -44,14 +44,17 @@ export async function assertHaDirInitialized(haDir: string): Promise<void> {
     isDir = (await stat(haDir)).isDirectory();
   } catch (err) {
     if (isErrno(err, 'ENOENT', 'ENOTDIR')) {
-      throw new ReboundError(ErrorCode.HA_DIR_INVALID, `HA directory ${haDir} does not exist: ${fix}`);
+      throw new HaDirInvalidError(`HA directory ${haDir} does not exist: ${fix}`);
     }
-    throw new ReboundError(ErrorCode.HA_DIR_INVALID, `HA directory ${haDir} cannot be read (${(err as Error).message}); fix its permissions or the path`, { cause: err });
+    throw new HaDirInvalidError(
+      `HA directory ${haDir} cannot be read (${(err as Error).message}); fix its permissions or the path`,
+      { cause: err },
+    );
   }
   if (!isDir) {
-    throw new ReboundError(ErrorCode.HA_DIR_INVALID, `HA directory ${haDir} is not a directory: fix the --ha-dir path`);
+    throw new HaDirInvalidError(`HA directory ${haDir} is not a directory: fix the --ha-dir path`);
   }
   if (!(await exists(HaPaths.leader(haDir))) && !(await exists(HaPaths.epochsDir(haDir)))) {
-    throw new ReboundError(ErrorCode.HA_DIR_INVALID, `HA directory ${haDir} holds neither leader.json nor epochs/: ${fix}`);
+    throw new HaDirInvalidError(`HA directory ${haDir} holds neither leader.json nor epochs/: ${fix}`);
   }
 }

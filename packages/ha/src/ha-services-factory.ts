@@ -11,5 +11,7 @@ import type { HighAvailabilityServices } from './ha-services.js';
 export function createHaServices(config: Configuration, haDir: string): HighAvailabilityServices {
   const storage = config.getString('high-availability.storageDir');
   const storageDir = storage ? resolve(haDir, storage) : haDir;
-  return config.getString('high-availability.type') === 'etcd' ? new EtcdHaServices(storageDir, config) : new FileHaServices(haDir, storageDir, config);
+  return config.getString('high-availability.type') === 'etcd'
+    ? new EtcdHaServices(storageDir, config)
+    : new FileHaServices(haDir, storageDir, config);
 }

@@ -1,13 +1,17 @@
-import type { Clock, JobGraph, Logger } from '@rebound/core';
+import type { Clock, JobGraph, JobGraph__Output, Logger, TerminalJobState } from '@rebound/core';
 import type { EndpointRegistry } from './endpoints.js';
 import type { LeaderEpochSource } from './epoch-fence.js';
-import type { StoredJob, StoredJobSummary, TerminalJobStatus } from './job-graph-store.js';
 import type { LeaderInfo } from './leader-info.js';
 
 /** The component that wants to lead (Flink's LeaderContender): the JobMaster process. */
 export interface LeaderContender {
-  /** Called once per won election; `epoch` is the fencing token to put on every JM→TM call. */
-  grantLeadership(epoch: number): void | Promise<void>;
+  /**
+   * Called once per won election; `epoch` is the fencing token to put on every JM→TM call.
+   * `ended` is aborted the moment this leadership ends, before revokeLeadership is delivered:
+   * callbacks run one after another, so a grant still starting would otherwise act as leader
+   * until its own start-up returned.
+   */
+  grantLeadership(epoch: number, ended: AbortSignal): void | Promise<void>;
   /** Called when leadership is lost or given up; the contender must stop acting as leader. */
   revokeLeadership(reason: string): void | Promise<void>;
 }
@@ -49,6 +53,32 @@ export interface LeaderRetrieval {
   refresh(): Promise<LeaderInfo | undefined>;
 }
 
+/** Contents of `<ha>/jobs/<jobId>/status.json`. */
+export interface TerminalJobStatus {
+  readonly state: TerminalJobState;
+  readonly finishedAtMs: number;
+  readonly failure?: string;
+}
+
+export interface StoredJob {
+  readonly graph: JobGraph__Output;
+  /** Absolute path of the bundled job module, importable as is. */
+  readonly modulePath: string;
+}
+
+export interface StoredJobSummary {
+  readonly jobId: string;
+  readonly name: string;
+  readonly submittedAtMs: number;
+  /** Undefined while the job has not reached a terminal state (it is to be run or recovered). */
+  readonly status: TerminalJobStatus | undefined;
+  /**
+   * Why the job's stored files cannot be read (then name and status are unknown). Such a job is
+   * listed so that someone can look at it, and never run, recovered or removed automatically.
+   */
+  readonly damage?: string;
+}
+
 /**
  * Submitted jobs and their records (Flink's JobGraphStore plus its job result store): what a new
  * leader needs to take a job over. A store obtained for a leader epoch refuses writes once that
@@ -86,6 +116,13 @@ export interface LeaderElectionOptions {
  * interface chosen by `high-availability.type`. Nothing outside @rebound/ha reads leader records
  * or lease files directly.
  */
+/** What binds a leader's job store to its leadership beyond the epoch. */
+export interface LeaderStoreOptions {
+  /** Aborted when the leadership ends; calls the HA store did not answer are retried until then. */
+  readonly until: AbortSignal;
+  onRetry?(what: string, err: Error, attempt: number): void;
+}
+
 export interface HighAvailabilityServices {
   readonly type: 'file' | 'etcd';
   /**
@@ -108,8 +145,11 @@ export interface HighAvailabilityServices {
   fencingEpochSource(epoch: number): () => Promise<number>;
   /** The job store for reading (REST, CLI, standbys); writes through it are refused by etcd, and must not be made. */
   jobGraphStore(): JobGraphStore;
-  /** The job store of the leader of `epoch`: writes are fenced by that epoch where the backend can. */
-  leaderJobGraphStore(epoch: number): JobGraphStore;
+  /**
+   * The job store of the leader of `epoch`: writes are fenced by that epoch where the backend can.
+   * With `options`, a call the backend does not answer is retried until `options.until` fires.
+   */
+  leaderJobGraphStore(epoch: number, options?: LeaderStoreOptions): JobGraphStore;
   /** Where every process publishes its gRPC, REST and metrics addresses (one registry per services object). */
   endpoints(): EndpointRegistry;
   /**

@@ -1,10 +1,18 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { decodeMessage, ErrorCode, type JobGraph, type JobGraph__Output, JobNotFoundError, newJobId, ReboundError } from '@rebound/core';
+import {
+  decodeMessage,
+  ErrorCode,
+  type JobGraph,
+  type JobGraph__Output,
+  JobNotFoundError,
+  newJobId,
+  ReboundError,
+} from '@rebound/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HaPaths } from './ha-dir.js';
-import { FileJobGraphStore } from './job-graph-store.js';
+import { FileJobGraphStore } from './file/file-job-graph-store.js';
 
 let haDir: string;
 let store: FileJobGraphStore;
@@ -27,7 +35,14 @@ function graph(jobId: string, name: string, submittedAtMs: number): JobGraph {
     config: { 'parallelism.default': '2' },
     module_digest: 'abc',
     vertices: [
-      { id: 'v1', name: 'Source: numbers', parallelism: 2, operator_ids: ['op1'], source_operator_id: 'op1', source_supports_batch_snapshot: true },
+      {
+        id: 'v1',
+        name: 'Source: numbers',
+        parallelism: 2,
+        operator_ids: ['op1'],
+        source_operator_id: 'op1',
+        source_supports_batch_snapshot: true,
+      },
       { id: 'v2', name: 'Sink', inputs: [{ source_vertex_id: 'v1' }], sink: null },
     ],
   };
@@ -80,7 +95,9 @@ describe('JobGraphStore', () => {
     await expect(store.getJob(unknown)).rejects.toBeInstanceOf(JobNotFoundError);
     await expect(store.getJob('../etc')).rejects.toBeInstanceOf(JobNotFoundError);
     await expect(store.getTerminalStatus(unknown)).rejects.toBeInstanceOf(JobNotFoundError);
-    await expect(store.markTerminal(unknown, { state: 'FINISHED', finishedAtMs: 1 })).rejects.toBeInstanceOf(JobNotFoundError);
+    await expect(store.markTerminal(unknown, { state: 'FINISHED', finishedAtMs: 1 })).rejects.toBeInstanceOf(
+      JobNotFoundError,
+    );
     await expect(store.putJobAttachment(unknown, 'x.json', '{}')).rejects.toBeInstanceOf(JobNotFoundError);
     expect(await store.listJobIds()).toEqual([]);
     const err = await store.putJob(graph('../escape', 'x', 1), bundle).catch((e: unknown) => e);
@@ -125,7 +142,13 @@ describe('JobGraphStore', () => {
   });
 
   it('refuses a jobgraph.pb cut anywhere, even at a protobuf field boundary, and one with a flipped bit', async () => {
-    const g = { ...graph('f-framed', 'framed', 6), vertices: [{ id: 'v1', name: 'Source', parallelism: 2 }, { id: 'v2', name: 'Sink', parallelism: 1 }] } as JobGraph;
+    const g = {
+      ...graph('f-framed', 'framed', 6),
+      vertices: [
+        { id: 'v1', name: 'Source', parallelism: 2 },
+        { id: 'v2', name: 'Sink', parallelism: 1 },
+      ],
+    } as JobGraph;
     await store.putJob(g, bundle);
     const file = join(store.jobDir('f-framed'), 'jobgraph.pb');
     const whole = await readFile(file);
@@ -179,7 +202,9 @@ describe('JobGraphStore', () => {
     const bStatus = listed.find((j) => j.jobId === 'b-garbage-status')!;
     expect(bStatus.damage).toMatch(/status\.json is not valid JSON.*inspect or remove .*b-garbage-status/);
     expect(listed.find((j) => j.jobId === 'c-garbage-graph')!.damage).toMatch(/jobgraph\.pb cannot be decoded/);
-    expect(listed.find((j) => j.jobId === 'e-zeroed-graph')!.damage).toMatch(/jobgraph\.pb names job '', not e-zeroed-graph/);
+    expect(listed.find((j) => j.jobId === 'e-zeroed-graph')!.damage).toMatch(
+      /jobgraph\.pb names job '', not e-zeroed-graph/,
+    );
 
     // A takeover reads status files only: the damaged status is reported, the finished job skipped.
     expect(await store.listUnfinishedJobs()).toEqual([

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { type Clock, Configuration, silentLogger } from '@rebound/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HaPaths } from './ha-dir.js';
-import { LeaderElectionService } from './leader-election-service.js';
+import { LeaderElectionService } from './file/file-leader-election-driver.js';
 import { readCurrentEpoch, readLeader } from './leader-info.js';
 import { RecordingContender } from './testing/recording-contender.js';
 
@@ -30,7 +30,14 @@ let haDir: string;
 const services: LeaderElectionService[] = [];
 
 function contender(id: string, config: Configuration, clock?: Clock): LeaderElectionService {
-  const s = new LeaderElectionService({ haDir, contenderId: id, address: `${id}:9000`, config, logger: silentLogger(), ...(clock ? { clock } : {}) });
+  const s = new LeaderElectionService({
+    haDir,
+    contenderId: id,
+    address: `${id}:9000`,
+    config,
+    logger: silentLogger(),
+    ...(clock ? { clock } : {}),
+  });
   services.push(s);
   return s;
 }
@@ -47,7 +54,11 @@ afterEach(async () => {
 describe('LeaderElectionService', () => {
   it('lets exactly one of several racing contenders lead', async () => {
     const config = lease('60 s', '1 s', '1 s');
-    const all = ['a', 'b', 'c', 'd', 'e'].map((id) => ({ id, service: contender(id, config), listener: new RecordingContender() }));
+    const all = ['a', 'b', 'c', 'd', 'e'].map((id) => ({
+      id,
+      service: contender(id, config),
+      listener: new RecordingContender(),
+    }));
     await Promise.all(all.map(({ service, listener }) => service.start(listener)));
 
     const leaders = all.filter(({ service }) => service.hasLeadership());
@@ -65,7 +76,11 @@ describe('LeaderElectionService', () => {
   it('allocates strictly increasing epochs across repeated elections, with one leader at a time', async () => {
     // The lease timeout is far beyond the test's duration: each hand-over below comes from stop().
     const config = lease('60 s', '50 ms', '10 ms');
-    const all = ['a', 'b', 'c', 'd'].map((id) => ({ id, service: contender(id, config), listener: new RecordingContender() }));
+    const all = ['a', 'b', 'c', 'd'].map((id) => ({
+      id,
+      service: contender(id, config),
+      listener: new RecordingContender(),
+    }));
     await Promise.all(all.map(({ service, listener }) => service.start(listener)));
 
     const epochs: number[] = [];
@@ -90,7 +105,12 @@ describe('LeaderElectionService', () => {
       }
     }
     expect(epochs).toEqual([1, 2, 3, 4]);
-    expect(await readdir(HaPaths.epochsDir(haDir))).toEqual(['000000000001', '000000000002', '000000000003', '000000000004']);
+    expect(await readdir(HaPaths.epochsDir(haDir))).toEqual([
+      '000000000001',
+      '000000000002',
+      '000000000003',
+      '000000000004',
+    ]);
     expect(await readCurrentEpoch(haDir)).toBe(4);
   });
 
@@ -157,7 +177,10 @@ describe('LeaderElectionService', () => {
     const a = contender('a', lease('10 s', '1 h', '1 h'));
     await a.start(new RecordingContender());
     expect(a.currentEpoch()).toBe(6);
-    await writeFile(HaPaths.leader(haDir), JSON.stringify({ epoch: 3, jobmasterId: 'old', address: 'old:1', electedAtMs: 1 }));
+    await writeFile(
+      HaPaths.leader(haDir),
+      JSON.stringify({ epoch: 3, jobmasterId: 'old', address: 'old:1', electedAtMs: 1 }),
+    );
     expect(await a.confirmLeadership()).toBe(true);
     expect(await readLeader(haDir)).toMatchObject({ epoch: 6, jobmasterId: 'a', address: 'a:9000' });
   });
@@ -171,5 +194,30 @@ describe('LeaderElectionService', () => {
     expect(await listener.nextRevoke(0)).toBe('grantLeadership failed: port in use');
     expect(a.hasLeadership()).toBe(false);
     await expect(stat(HaPaths.lockDir(haDir))).rejects.toThrow();
+  });
+
+  it('ends a leadership the moment it is lost, while its grant is still starting', async () => {
+    let ended: AbortSignal | undefined;
+    let finishStart = (): void => undefined;
+    const starting = new Promise<void>((resolve) => (finishStart = resolve));
+    const listener = new RecordingContender(async (_epoch, signal) => {
+      ended = signal;
+      await starting;
+    });
+    const a = contender('a', lease('10 s', '1 h', '1 h'));
+    await a.start(listener);
+    expect(ended?.aborted).toBe(false);
+    await writeFile(
+      HaPaths.leader(haDir),
+      JSON.stringify({ epoch: 7, jobmasterId: 'z', address: 'z:1', electedAtMs: 1 }),
+    );
+
+    expect(await a.confirmLeadership()).toBe(false);
+    // The revocation waits for the grant to return; the signal does not.
+    expect(ended?.aborted).toBe(true);
+    expect(String(ended?.reason)).toMatch(/newer leader z at z:1 holds epoch 7/);
+    expect(listener.revocations()).toEqual([]);
+    finishStart();
+    expect(await listener.nextRevoke(0)).toMatch(/newer leader z/);
   });
 });

@@ -1,79 +1,37 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readLeader } from './leader-info.js';
+import { ContenderProcess } from './testing/contender-process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(here, '../../..');
 const script = join(here, 'testing', 'contender.ts');
 
-/** One contender process; its stdout lines are kept and can be awaited. */
-class Contender {
-  readonly lines: string[] = [];
-  private readonly waiters: Array<() => void> = [];
-  readonly proc: ChildProcess;
-  private stderr = '';
-
-  constructor(
-    readonly id: string,
-    haDir: string,
-  ) {
-    this.proc = spawn(process.execPath, ['--import', 'tsx', script, haDir, id], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'pipe', 'pipe'],
+/** One contender process on the file backend. */
+class Contender extends ContenderProcess {
+  constructor(id: string, haDir: string) {
+    super(id, script, [haDir, id], {
+      stdin: false,
       // A 2 s lease: a leader starved for 500 ms while the other contenders start (three tsx
       // start-ups at once) lost it at load 20, and a second grant appeared before the first check.
       env: { ...process.env, REBOUND_TEST_LEASE: '2000,200,100' },
     });
-    let buf = '';
-    this.proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        this.lines.push(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-      }
-      for (const w of this.waiters.splice(0)) w();
-    });
-    this.proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stderr += chunk;
-    });
-  }
-
-  /** The first line matching `re` at or after line index `from`. */
-  async line(re: RegExp, from: number, timeoutMs: number): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.lines.slice(from).find((l) => re.test(l));
-      if (found) return found;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`${this.id}: no line matching ${re} within ${timeoutMs} ms; stdout=${JSON.stringify(this.lines)} stderr=${this.stderr}`);
-      await new Promise<void>((res) => {
-        const t = setTimeout(res, left);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          res();
-        });
-      });
-    }
-  }
-
-  grants(): number[] {
-    return this.lines.flatMap((l) => (l.startsWith('GRANTED ') ? [Number(l.slice(8))] : []));
-  }
-
-  signal(sig: NodeJS.Signals): void {
-    if (this.proc.exitCode === null && this.proc.signalCode === null) this.proc.kill(sig);
   }
 }
 
 /** Resolves with the first of `contenders` to print a GRANTED line after the given marks. */
-function firstGrant(contenders: Contender[], marks: number[], timeoutMs: number): Promise<{ contender: Contender; epoch: number }> {
+function firstGrant(
+  contenders: Contender[],
+  marks: number[],
+  timeoutMs: number,
+): Promise<{ contender: Contender; epoch: number }> {
   return Promise.any(
-    contenders.map(async (c, i) => ({ contender: c, epoch: Number((await c.line(/^GRANTED /, marks[i]!, timeoutMs)).slice(8)) })),
+    contenders.map(async (c, i) => ({
+      contender: c,
+      epoch: Number((await c.line(/^GRANTED /, marks[i]!, timeoutMs)).slice(8)),
+    })),
   );
 }
 
@@ -97,36 +55,40 @@ afterEach(async () => {
 });
 
 describe('leader election across processes', () => {
-  it('fails over on SIGKILL and SIGSTOP; a resumed old leader notices it lost and leader.json keeps the newer epoch', { timeout: 120_000 }, async () => {
-    procs = ['jm-1', 'jm-2', 'jm-3'].map((id) => new Contender(id, haDir));
-    // Generous: three tsx start-ups on a loaded 2-core machine.
-    await Promise.all(procs.map((c) => c.line(/^STARTED$/, 0, 60_000)));
-    const first = await firstGrant(procs, [0, 0, 0], 5_000);
-    expect(procs.flatMap((c) => c.grants())).toEqual([first.epoch]);
+  it(
+    'fails over on SIGKILL and SIGSTOP; a resumed old leader notices it lost and leader.json keeps the newer epoch',
+    { timeout: 120_000 },
+    async () => {
+      procs = ['jm-1', 'jm-2', 'jm-3'].map((id) => new Contender(id, haDir));
+      // Generous: three tsx start-ups on a loaded 2-core machine.
+      await Promise.all(procs.map((c) => c.line(/^STARTED$/, 0, 60_000)));
+      const first = await firstGrant(procs, [0, 0, 0], 5_000);
+      expect(procs.flatMap((c) => c.grants())).toEqual([first.epoch]);
 
-    // 1. The leader dies: a standby takes the expired lease.
-    let rest = procs.filter((c) => c !== first.contender);
-    let marks = rest.map((c) => c.lines.length);
-    first.contender.signal('SIGKILL');
-    // Deadlines only bound a hang: how fast a takeover is, is a figure for a benchmark, not a
-    // pass/fail line for a test on a shared, loaded machine.
-    const second = await firstGrant(rest, marks, TAKEOVER_DEADLINE_MS);
-    expect(second.epoch).toBeGreaterThan(first.epoch);
+      // 1. The leader dies: a standby takes the expired lease.
+      let rest = procs.filter((c) => c !== first.contender);
+      let marks = rest.map((c) => c.lines.length);
+      first.contender.signal('SIGKILL');
+      // Deadlines only bound a hang: how fast a takeover is, is a figure for a benchmark, not a
+      // pass/fail line for a test on a shared, loaded machine.
+      const second = await firstGrant(rest, marks, TAKEOVER_DEADLINE_MS);
+      expect(second.epoch).toBeGreaterThan(first.epoch);
 
-    // 2. The new leader is paused: it cannot renew, so the last one takes over.
-    rest = rest.filter((c) => c !== second.contender);
-    marks = rest.map((c) => c.lines.length);
-    second.contender.signal('SIGSTOP');
-    const third = await firstGrant(rest, marks, TAKEOVER_DEADLINE_MS);
-    expect(third.epoch).toBeGreaterThan(second.epoch);
-    expect(await readLeader(haDir)).toMatchObject({ epoch: third.epoch, jobmasterId: third.contender.id });
+      // 2. The new leader is paused: it cannot renew, so the last one takes over.
+      rest = rest.filter((c) => c !== second.contender);
+      marks = rest.map((c) => c.lines.length);
+      second.contender.signal('SIGSTOP');
+      const third = await firstGrant(rest, marks, TAKEOVER_DEADLINE_MS);
+      expect(third.epoch).toBeGreaterThan(second.epoch);
+      expect(await readLeader(haDir)).toMatchObject({ epoch: third.epoch, jobmasterId: third.contender.id });
 
-    // 3. The paused leader resumes: its late renewal finds the lease gone and revokes.
-    const mark = second.contender.lines.length;
-    second.contender.signal('SIGCONT');
-    const revoked = await second.contender.line(/^REVOKED /, mark, TAKEOVER_DEADLINE_MS);
-    expect(revoked).toMatch(/lease lost: the lock is now held by jm-/);
-    expect(await readLeader(haDir)).toMatchObject({ epoch: third.epoch, jobmasterId: third.contender.id });
-    expect(third.contender.lines.filter((l) => l.startsWith('REVOKED'))).toEqual([]);
-  });
+      // 3. The paused leader resumes: its late renewal finds the lease gone and revokes.
+      const mark = second.contender.lines.length;
+      second.contender.signal('SIGCONT');
+      const revoked = await second.contender.line(/^REVOKED /, mark, TAKEOVER_DEADLINE_MS);
+      expect(revoked).toMatch(/lease lost: the lock is now held by jm-/);
+      expect(await readLeader(haDir)).toMatchObject({ epoch: third.epoch, jobmasterId: third.contender.id });
+      expect(third.contender.lines.filter((l) => l.startsWith('REVOKED'))).toEqual([]);
+    },
+  );
 });

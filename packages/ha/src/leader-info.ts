@@ -1,6 +1,6 @@
 import { mkdir, open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ErrorCode, fsyncDir, ReboundError } from '@rebound/core';
+import { fsyncDir, HaDirInvalidError, InternalError } from '@rebound/core';
 import { HaPaths, isErrno } from './ha-dir.js';
 
 /** What `<ha>/leader.json` says: who leads, where to reach it, and its fencing epoch. */
@@ -22,16 +22,21 @@ function parseLeader(path: string, text: string): LeaderInfo {
   try {
     raw = JSON.parse(text);
   } catch (err) {
-    throw new ReboundError(ErrorCode.HA_DIR_INVALID, `${path} is not valid JSON; it is written atomically, so something else wrote it`, { cause: err });
+    throw new HaDirInvalidError(`${path} is not valid JSON; it is written atomically, so something else wrote it`, {
+      cause: err,
+    });
   }
   const o = raw as Record<string, unknown>;
   if (
-    typeof o !== 'object' || o === null ||
-    !Number.isSafeInteger(o.epoch) || (o.epoch as number) < 1 ||
-    typeof o.jobmasterId !== 'string' || typeof o.address !== 'string' ||
+    typeof o !== 'object' ||
+    o === null ||
+    !Number.isSafeInteger(o.epoch) ||
+    (o.epoch as number) < 1 ||
+    typeof o.jobmasterId !== 'string' ||
+    typeof o.address !== 'string' ||
     typeof o.electedAtMs !== 'number'
   ) {
-    throw new ReboundError(ErrorCode.HA_DIR_INVALID, `${path} lacks epoch, jobmasterId, address or electedAtMs`);
+    throw new HaDirInvalidError(`${path} lacks epoch, jobmasterId, address or electedAtMs`);
   }
   return { epoch: o.epoch as number, jobmasterId: o.jobmasterId, address: o.address, electedAtMs: o.electedAtMs };
 }
@@ -92,5 +97,5 @@ export async function allocateEpoch(haDir: string): Promise<number> {
       if (!isErrno(err, 'EEXIST')) throw err;
     }
   }
-  throw new ReboundError(ErrorCode.INTERNAL, `could not allocate an epoch in ${dir} after 1000 attempts`);
+  throw new InternalError(`could not allocate an epoch in ${dir} after 1000 attempts`);
 }

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { Configuration, ErrorCode, ReboundError, silentLogger, writeFileAtomic } from '@rebound/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { assertHaDirInitialized, HaPaths } from './ha-dir.js';
-import { LeaderElectionService } from './leader-election-service.js';
+import { LeaderElectionService } from './file/file-leader-election-driver.js';
 import type { LeaderInfo } from './leader-info.js';
-import { LeaderRetrievalService } from './leader-retrieval-service.js';
+import { LeaderRetrievalService } from './file/file-leader-retrieval-driver.js';
 import { RecordingContender } from './testing/recording-contender.js';
 
 const config = Configuration.of({
@@ -67,7 +67,11 @@ describe('LeaderRetrievalService', () => {
     await writeLeader({ epoch: 3, jobmasterId: 'b', address: 'b:2', electedAtMs: 2 });
     await svc.refresh();
 
-    expect((await changes.count(3)).map((i) => [i.epoch, i.address])).toEqual([[1, 'a:1'], [3, 'b:1'], [3, 'b:2']]);
+    expect((await changes.count(3)).map((i) => [i.epoch, i.address])).toEqual([
+      [1, 'a:1'],
+      [3, 'b:1'],
+      [3, 'b:2'],
+    ]);
     expect(svc.current()).toMatchObject({ epoch: 3, address: 'b:2' });
   });
 
@@ -91,9 +95,24 @@ describe('LeaderRetrievalService', () => {
     const svc = retrieval();
     const changes = new Changes();
     svc.start(changes);
-    const a = new LeaderElectionService({ haDir, contenderId: 'jm-a', address: '127.0.0.1:7001', config, logger: silentLogger() });
-    const b = new LeaderElectionService({ haDir, contenderId: 'jm-b', address: '127.0.0.1:7002', config, logger: silentLogger() });
-    stoppers.push(() => a.stop(), () => b.stop());
+    const a = new LeaderElectionService({
+      haDir,
+      contenderId: 'jm-a',
+      address: '127.0.0.1:7001',
+      config,
+      logger: silentLogger(),
+    });
+    const b = new LeaderElectionService({
+      haDir,
+      contenderId: 'jm-b',
+      address: '127.0.0.1:7002',
+      config,
+      logger: silentLogger(),
+    });
+    stoppers.push(
+      () => a.stop(),
+      () => b.stop(),
+    );
     await a.start(new RecordingContender());
     await b.start(new RecordingContender());
     expect((await changes.count(1))[0]).toMatchObject({ epoch: 1, jobmasterId: 'jm-a', address: '127.0.0.1:7001' });

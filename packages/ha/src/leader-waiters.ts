@@ -25,7 +25,12 @@ export class LeaderWaiters {
    * Waits for `resolve`, at most `timeoutMs` (then rejects with `timeoutError()`). `follow` runs
    * once the waiter counts in `size` (to start following the leader), `settled` after it no longer does.
    */
-  async wait(timeoutMs: number, timeoutError: () => Error, follow: () => void, settled: () => void): Promise<LeaderInfo> {
+  async wait(
+    timeoutMs: number,
+    timeoutError: () => Error,
+    follow: () => void,
+    settled: () => void,
+  ): Promise<LeaderInfo> {
     let timer: NodeJS.Timeout | undefined;
     let waiter: ((leader: LeaderInfo) => void) | undefined;
     try {

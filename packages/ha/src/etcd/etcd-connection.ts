@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Etcd3, IKeyValue, Lease } from 'etcd3';
-import { type Configuration, ErrorCode, ReboundError, errorMessage } from '@rebound/core';
+import { ConfigError, type Configuration, ErrorCode, errorMessage, ReboundError } from '@rebound/core';
+import { type EtcdCredentials, etcdClientOptions, etcdCredentialsFrom, etcdRefusal } from './etcd-credentials.js';
 
 /** etcd did not answer in time, or refused the connection. */
 export class EtcdUnavailableError extends ReboundError {
@@ -73,16 +74,18 @@ export class EtcdConnection {
   readonly endpoints: readonly string[];
   readonly keys: EtcdKeys;
   readonly timeoutMs: number;
+  private readonly credentials: EtcdCredentials;
   private closed = false;
 
   constructor(config: Configuration) {
     this.endpoints = parseEndpoints(config.getString('high-availability.etcd.endpoints'));
     if (this.endpoints.length === 0) {
-      throw new ReboundError(
-        ErrorCode.CONFIG_INVALID,
+      throw new ConfigError(
         'high-availability.type is etcd but high-availability.etcd.endpoints is empty; set it to the etcd client URLs, e.g. -D high-availability.etcd.endpoints=http://127.0.0.1:2379',
       );
     }
+    // Read before the client exists: a missing password or CA file is one line naming its key.
+    this.credentials = etcdCredentialsFrom(config, this.endpoints);
     this.keys = new EtcdKeys(config.getString('high-availability.cluster-id'));
     this.timeoutMs = config.getDurationMs('high-availability.etcd.request-timeout');
     const timeoutMs = this.timeoutMs;
@@ -91,6 +94,7 @@ export class EtcdConnection {
     const { Etcd3: Client } = createRequire(import.meta.url)('etcd3') as typeof import('etcd3');
     this.client = new Client({
       hosts: [...this.endpoints],
+      ...etcdClientOptions(this.credentials),
       dialTimeout: timeoutMs,
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeoutMs }),
     });
@@ -119,8 +123,16 @@ export class EtcdConnection {
       return await Promise.race([op(), timeout]);
     } catch (err) {
       if (err instanceof ReboundError) throw err;
+      // A wrong password or an unknown CA is not "etcd is down": say which key to fix.
+      const refused = etcdRefusal(err, this.endpoints, this.credentials);
+      if (refused) throw refused;
+      // A TLS handshake that fails on an unknown CA reads as "No connection established" too.
+      const tlsHint =
+        this.endpoints.some((e) => e.startsWith('https://')) && !this.credentials.tls?.ca
+          ? ', and set high-availability.etcd.tls.ca-file if etcd has a certificate of a private CA'
+          : '';
       throw new EtcdUnavailableError(
-        `${what} ${key} at etcd ${this.endpoints.join(',')} failed (${errorMessage(err).split('\n')[0]}); check that etcd runs there or fix high-availability.etcd.endpoints`,
+        `${what} ${key} at etcd ${this.endpoints.join(',')} failed (${errorMessage(err).split('\n')[0]}); check that etcd runs there or fix high-availability.etcd.endpoints${tlsHint}`,
         { cause: err },
       );
     } finally {
@@ -130,14 +142,19 @@ export class EtcdConnection {
 
   /** The key's current value and metadata, or undefined. */
   async get(key: string): Promise<{ kv: IKeyValue | undefined; revision: number }> {
-    const res = await this.call('reading', key, () => this.client.kv.range({ key: Buffer.from(key) }, this.callOptions()));
+    const res = await this.call('reading', key, () =>
+      this.client.kv.range({ key: Buffer.from(key) }, this.callOptions()),
+    );
     return { kv: res.kvs[0], revision: Number(res.header.revision) };
   }
 
   /** Every key (with values unless keysOnly) under `prefix`, in key order. */
   async getPrefix(prefix: string, keysOnly = false): Promise<IKeyValue[]> {
     const res = await this.call('listing', `${prefix}*`, () =>
-      this.client.kv.range({ key: Buffer.from(prefix), range_end: prefixEnd(prefix), keys_only: keysOnly }, this.callOptions()),
+      this.client.kv.range(
+        { key: Buffer.from(prefix), range_end: prefixEnd(prefix), keys_only: keysOnly },
+        this.callOptions(),
+      ),
     );
     return res.kvs;
   }

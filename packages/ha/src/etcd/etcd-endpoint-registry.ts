@@ -1,5 +1,13 @@
 import type { Lease } from 'etcd3';
-import { type EndpointRegistry, type ProcessEndpoint, type ProcessEndpointInput, checkEndpointId, completeEndpoint, encodeEndpoint, parseEndpoint } from '../endpoints.js';
+import {
+  type EndpointRegistry,
+  type ProcessEndpoint,
+  type ProcessEndpointInput,
+  checkEndpointId,
+  completeEndpoint,
+  encodeEndpoint,
+  parseEndpoint,
+} from '../endpoints.js';
 import type { EtcdConnection } from './etcd-connection.js';
 
 /**
@@ -27,18 +35,24 @@ export class EtcdEndpointRegistry implements EndpointRegistry {
     this.closed = false;
     this.own.set(ep.id, ep);
     const lease = this.currentLease();
-    await this.conn.call('publishing the endpoint', this.conn.keys.endpoint(ep.id), () => lease.put(this.conn.keys.endpoint(ep.id)).value(encodeEndpoint(ep)).exec());
+    await this.conn.call('publishing the endpoint', this.conn.keys.endpoint(ep.id), () =>
+      lease.put(this.conn.keys.endpoint(ep.id)).value(encodeEndpoint(ep)).exec(),
+    );
   }
 
   async withdraw(id: string): Promise<void> {
     if (!this.own.delete(id)) return;
-    await this.conn.call('withdrawing the endpoint', this.conn.keys.endpoint(id), () => this.conn.client.delete().key(this.conn.keys.endpoint(id)).exec());
+    await this.conn.call('withdrawing the endpoint', this.conn.keys.endpoint(id), () =>
+      this.conn.client.delete().key(this.conn.keys.endpoint(id)).exec(),
+    );
     if (this.own.size === 0) await this.close();
   }
 
   async list(): Promise<ProcessEndpoint[]> {
     const kvs = await this.conn.getPrefix(this.conn.keys.endpointsPrefix);
-    return kvs.flatMap((kv) => parseEndpoint(kv.value.toString('utf8')) ?? []).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return kvs
+      .flatMap((kv) => parseEndpoint(kv.value.toString('utf8')) ?? [])
+      .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   async read(id: string): Promise<ProcessEndpoint | undefined> {
@@ -58,7 +72,10 @@ export class EtcdEndpointRegistry implements EndpointRegistry {
     clearTimeout(this.retryTimer);
     const lease = this.lease;
     this.lease = undefined;
-    if (lease) await this.conn.call('revoking the endpoint lease of', this.conn.keys.endpointsPrefix, () => lease.revoke()).catch(() => undefined);
+    if (lease)
+      await this.conn
+        .call('revoking the endpoint lease of', this.conn.keys.endpointsPrefix, () => lease.revoke())
+        .catch(() => undefined);
   }
 
   private currentLease(): Lease {

@@ -1,64 +1,24 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Configuration } from '@rebound/core';
 import { createHaServices } from '../ha-services-factory.js';
+import { ContenderProcess } from '../testing/contender-process.js';
 import { type EtcdCluster, etcdAvailable, startEtcdCluster } from '../testing/etcd-cluster.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const repoRoot = resolve(here, '../../../..');
 const script = join(here, '..', 'testing', 'etcd-contender.ts');
 
 const available = etcdAvailable();
-if (!available && process.env.CI) throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+if (!available && process.env.CI)
+  throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
 
-/** One contender process on etcd; its stdout lines are kept and can be awaited. */
-class Contender {
-  readonly lines: string[] = [];
-  private readonly waiters: Array<() => void> = [];
-  readonly proc: ChildProcess;
-  private stderr = '';
-
-  constructor(
-    readonly id: string,
-    endpoints: string,
-    clusterId: string,
-    storageDir: string,
-  ) {
-    this.proc = spawn(process.execPath, ['--import', 'tsx', script, endpoints, clusterId, id, storageDir], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
-    let buf = '';
-    this.proc.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      buf += chunk;
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        this.lines.push(buf.slice(0, nl));
-        buf = buf.slice(nl + 1);
-      }
-      for (const w of this.waiters.splice(0)) w();
-    });
-    this.proc.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      this.stderr += chunk;
-    });
-  }
-
-  async line(re: RegExp, from: number, timeoutMs: number): Promise<string> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.lines.slice(from).find((l) => re.test(l));
-      if (found) return found;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`${this.id}: no line matching ${re} within ${timeoutMs} ms; stdout=${JSON.stringify(this.lines)} stderr=${this.stderr}`);
-      await new Promise<void>((res) => {
-        const t = setTimeout(res, left);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          res();
-        });
-      });
-    }
+/** One contender process on etcd. */
+class Contender extends ContenderProcess {
+  constructor(id: string, endpoints: string, clusterId: string, storageDir: string) {
+    super(id, script, [endpoints, clusterId, id, storageDir], { stdin: true });
   }
 
   kill(): void {
@@ -113,7 +73,11 @@ describe.skipIf(!available)('etcd fencing across processes', () => {
     expect(await jmB.line(/^WRITE-/, 0, 30_000)).toBe('WRITE-OK');
 
     const ha = createHaServices(
-      Configuration.of({ 'high-availability.type': 'etcd', 'high-availability.etcd.endpoints': etcd.endpointList, 'high-availability.cluster-id': clusterId }),
+      Configuration.of({
+        'high-availability.type': 'etcd',
+        'high-availability.etcd.endpoints': etcd.endpointList,
+        'high-availability.cluster-id': clusterId,
+      }),
       storage,
     );
     try {
@@ -159,7 +123,11 @@ describe.skipIf(!available)('etcd fencing across processes', () => {
     tm.proc.stdin!.write('PUBLISH\n');
     await tm.line(/^PUBLISHED$/, 0, 30_000);
     const ha = createHaServices(
-      Configuration.of({ 'high-availability.type': 'etcd', 'high-availability.etcd.endpoints': etcd.endpointList, 'high-availability.cluster-id': clusterId }),
+      Configuration.of({
+        'high-availability.type': 'etcd',
+        'high-availability.etcd.endpoints': etcd.endpointList,
+        'high-availability.cluster-id': clusterId,
+      }),
       storage,
     );
     try {

@@ -10,7 +10,8 @@ import { type EtcdCluster, etcdAvailable, startEtcdCluster } from '../testing/et
 import { EtcdHaServices } from './etcd-ha-services.js';
 
 const available = etcdAvailable();
-if (!available && process.env.CI) throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+if (!available && process.env.CI)
+  throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
 
 /** Records grants and revocations, and lets a test wait for either. */
 class Recorder implements LeaderContender {
@@ -81,8 +82,12 @@ describe.skipIf(!available)('etcd HA services (real etcd)', () => {
     clusterId = `t${process.pid}-${++clusterSeq}`;
   }
 
-  function services(lease = { timeout: '2 s', renew: '300 ms' }): HighAvailabilityServices {
+  function services(
+    lease = { timeout: '2 s', renew: '300 ms' },
+    extra: Record<string, string> = {},
+  ): HighAvailabilityServices {
     const config = Configuration.of({
+      ...extra,
       'high-availability.type': 'etcd',
       'high-availability.etcd.endpoints': etcd.endpointList,
       'high-availability.cluster-id': clusterId,
@@ -90,7 +95,7 @@ describe.skipIf(!available)('etcd HA services (real etcd)', () => {
       'high-availability.lease.timeout': lease.timeout,
       'high-availability.lease.renew-interval': lease.renew,
       'high-availability.lease.poll-interval': '200 ms',
-      'high-availability.etcd.request-timeout': '3 s',
+      'high-availability.etcd.request-timeout': extra['high-availability.etcd.request-timeout'] ?? '3 s',
     });
     const s = createHaServices(config, storage);
     open.push(s);
@@ -129,7 +134,11 @@ describe.skipIf(!available)('etcd HA services (real etcd)', () => {
     for (let i = 0; i < 4; i++) {
       const s = services();
       const r = new Recorder();
-      const e = s.createLeaderElectionService({ contenderId: `jm-${i % 2}`, address: `127.0.0.1:${i + 1}`, logger: silentLogger() });
+      const e = s.createLeaderElectionService({
+        contenderId: `jm-${i % 2}`,
+        address: `127.0.0.1:${i + 1}`,
+        logger: silentLogger(),
+      });
       await e.start(r);
       await r.until(`election ${i}`, () => r.grants.length === 1);
       epochs.push(r.grants[0]!);
@@ -158,14 +167,27 @@ describe.skipIf(!available)('etcd HA services (real etcd)', () => {
     const rb = new Recorder();
     const eb = b.createLeaderElectionService({ contenderId: 'jm-b', address: '127.0.0.1:2', logger: silentLogger() });
     await eb.start(rb);
-    await (a as EtcdHaServices).connection.client.delete().key(`/${clusterId}/leader`);
-    await rb.until('jm-b leads', () => rb.grants.length === 1);
+    // Both campaign when the key goes, and A may win it back (CI saw it): take it from A again
+    // until B holds it.
+    const deadline = Date.now() + 30_000;
+    while (rb.grants.length === 0) {
+      if (Date.now() > deadline) throw new Error(`jm-b never led; jm-a: ${ra.events.join(' | ')}`);
+      const aGrants = ra.grants.length;
+      await (a as EtcdHaServices).connection.client.delete().key(`/${clusterId}/leader`);
+      await rb
+        .until('jm-b leads or jm-a wins again', () => rb.grants.length === 1 || ra.grants.length > aGrants, 10_000)
+        .catch(() => undefined);
+    }
     const epochB = rb.grants[0]!;
     expect(epochB).toBeGreaterThan(epochA);
-    await ra.until('jm-a revoked (watch saw the key go)', () => ra.revokes.length === 1);
+    await ra.until('jm-a revoked (watch saw the key go)', () => ra.revokes.length === ra.grants.length);
 
-    await expect(storeA.putJobAttachment('job-1', 'recoveries.json', '["stale"]')).rejects.toBeInstanceOf(NotLeaderError);
-    await expect(storeA.markTerminal('job-1', { state: 'FINISHED', finishedAtMs: 1 })).rejects.toThrow(/epoch \d+ no longer leads/);
+    await expect(storeA.putJobAttachment('job-1', 'recoveries.json', '["stale"]')).rejects.toBeInstanceOf(
+      NotLeaderError,
+    );
+    await expect(storeA.markTerminal('job-1', { state: 'FINISHED', finishedAtMs: 1 })).rejects.toThrow(
+      /epoch \d+ no longer leads/,
+    );
     await expect(storeA.putJob(graph('job-2'), new Uint8Array())).rejects.toBeInstanceOf(NotLeaderError);
     const reader = b.jobGraphStore();
     expect(Buffer.from((await reader.getJobAttachment('job-1', 'recoveries.json'))!).toString()).toBe('[]');
@@ -184,6 +206,69 @@ describe.skipIf(!available)('etcd HA services (real etcd)', () => {
     await eb.stop();
   });
 
+  it("a leader's store waits out an etcd that does not answer, and gives up when the leadership ends", async () => {
+    newCluster();
+    // The lease outlives the freeze, as when one etcd member is cut off and a quorum answers later.
+    const a = services(
+      { timeout: '20 s', renew: '300 ms' },
+      {
+        'high-availability.etcd.request-timeout': '300 ms',
+        'high-availability.retry.initial-backoff': '50 ms',
+        'high-availability.retry.max-backoff': '200 ms',
+      },
+    );
+    const ra = new Recorder();
+    const ea = a.createLeaderElectionService({ contenderId: 'jm-a', address: '127.0.0.1:1', logger: silentLogger() });
+    await ea.start(ra);
+    await ra.until('jm-a leads', () => ra.grants.length === 1);
+    const leadership = new AbortController();
+    const retried: string[] = [];
+    const store = a.leaderJobGraphStore(ra.grants[0]!, {
+      until: leadership.signal,
+      onRetry: (what) => retried.push(what),
+    });
+    await store.putJob(graph('job-1'), new TextEncoder().encode('export default {}'));
+
+    etcd.signalMember(0, 'SIGSTOP');
+    let frozen = true;
+    try {
+      const write = store.putJobAttachment('job-1', 'commit.json', '{"x":1}');
+      await until('a write retried at least twice', () => retried.length >= 2);
+      etcd.signalMember(0, 'SIGCONT');
+      frozen = false;
+      await write;
+    } finally {
+      if (frozen) etcd.signalMember(0, 'SIGCONT');
+    }
+    expect(Buffer.from((await store.getJobAttachment('job-1', 'commit.json'))!).toString()).toBe('{"x":1}');
+
+    // Frozen again, and this time the leadership ends during the wait: the call ends with it.
+    retried.length = 0;
+    etcd.signalMember(0, 'SIGSTOP');
+    try {
+      const read = store.getJobAttachment('job-1', 'commit.json');
+      const outcome = read.then(
+        () => 'answered',
+        (err: unknown) => err,
+      );
+      await until('a read retried', () => retried.length >= 1);
+      leadership.abort();
+      const err = await outcome;
+      expect(err).toBeInstanceOf(NotLeaderError);
+      expect(String(err)).toMatch(/leadership ended while the HA store did not answer/);
+    } finally {
+      etcd.signalMember(0, 'SIGCONT');
+    }
+    // A store without a leadership to wait for reports the outage at once, as before.
+    etcd.signalMember(0, 'SIGSTOP');
+    try {
+      await expect(a.jobGraphStore().getJobAttachment('job-1', 'commit.json')).rejects.toThrow(/at etcd \S+ failed/);
+    } finally {
+      etcd.signalMember(0, 'SIGCONT');
+    }
+    await ea.stop();
+  });
+
   it('a guard refused while the leader still believes it leads ends its leadership', async () => {
     newCluster();
     const a = services();
@@ -198,7 +283,9 @@ describe.skipIf(!available)('etcd HA services (real etcd)', () => {
     // The leader's own epoch refused (key recreated by someone else under A's nose: put over it).
     const conn = (a as EtcdHaServices).connection;
     await conn.client.delete().key(`/${clusterId}/leader`);
-    await conn.client.put(`/${clusterId}/leader`).value(JSON.stringify({ jobmasterId: 'intruder', address: 'x:1', electedAtMs: 0 }));
+    await conn.client
+      .put(`/${clusterId}/leader`)
+      .value(JSON.stringify({ jobmasterId: 'intruder', address: 'x:1', electedAtMs: 0 }));
     await ra.until('jm-a revoked', () => ra.revokes.length >= 1);
     expect(ea.hasLeadership()).toBe(false);
     await ea.stop();
@@ -267,17 +354,35 @@ describe.skipIf(!available)('etcd HA services (real etcd)', () => {
     const t0 = Date.now();
     await expect(s.assertUsable()).rejects.toThrow(/http:\/\/127\.0\.0\.1:1.*high-availability\.etcd\.endpoints/);
     expect(Date.now() - t0).toBeLessThan(5_000);
-    expect(() => createHaServices(Configuration.of({ 'high-availability.type': 'etcd' }), storage)).toThrow(/high-availability\.etcd\.endpoints is empty/);
+    expect(() => createHaServices(Configuration.of({ 'high-availability.type': 'etcd' }), storage)).toThrow(
+      /high-availability\.etcd\.endpoints is empty/,
+    );
   });
 
   it('endpoints: withdrawn at once, and published again under a new lease when etcd drops the old one', async () => {
     newCluster();
     const a = services();
     const reader = services();
-    await a.endpoints().publish({ id: 'jm-1', role: 'jobmaster', address: '127.0.0.1:1', restUrl: 'http://127.0.0.1:8081', startedAtMs: 5 });
-    await a.endpoints().publish({ id: 'tm-1', role: 'taskmanager', address: '127.0.0.1:2', metricsUrl: 'http://127.0.0.1:9249', startedAtMs: 6 });
+    await a.endpoints().publish({
+      id: 'jm-1',
+      role: 'jobmaster',
+      address: '127.0.0.1:1',
+      restUrl: 'http://127.0.0.1:8081',
+      startedAtMs: 5,
+    });
+    await a.endpoints().publish({
+      id: 'tm-1',
+      role: 'taskmanager',
+      address: '127.0.0.1:2',
+      metricsUrl: 'http://127.0.0.1:9249',
+      startedAtMs: 6,
+    });
     expect((await reader.endpoints().list()).map((e) => e.id)).toEqual(['jm-1', 'tm-1']);
-    expect(await reader.endpoints().read('jm-1')).toMatchObject({ role: 'jobmaster', restUrl: 'http://127.0.0.1:8081', pid: process.pid });
+    expect(await reader.endpoints().read('jm-1')).toMatchObject({
+      role: 'jobmaster',
+      restUrl: 'http://127.0.0.1:8081',
+      pid: process.pid,
+    });
 
     // Revoked behind the publisher's back (as an etcd outage longer than the lease would do).
     const { kv } = await (reader as EtcdHaServices).connection.get(`/${clusterId}/endpoints/jm-1`);
@@ -294,4 +399,3 @@ describe.skipIf(!available)('etcd HA services (real etcd)', () => {
     expect(await reader.endpoints().list()).toEqual([]);
   });
 });
-

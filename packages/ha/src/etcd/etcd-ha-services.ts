@@ -1,14 +1,23 @@
 import { type Configuration, type Logger } from '@rebound/core';
 import type { LeaderEpochSource } from '../epoch-fence.js';
-import type { HighAvailabilityServices, JobGraphStore, LeaderElection, LeaderElectionOptions, LeaderRetrieval } from '../ha-services.js';
+import type {
+  HighAvailabilityServices,
+  JobGraphStore,
+  LeaderElection,
+  LeaderElectionOptions,
+  LeaderRetrieval,
+  LeaderStoreOptions,
+} from '../ha-services.js';
 import type { LeaderInfo } from '../leader-info.js';
 import type { EndpointRegistry } from '../endpoints.js';
 import { EtcdConnection } from './etcd-connection.js';
 import { EtcdEndpointRegistry } from './etcd-endpoint-registry.js';
 import { EtcdJobGraphStore } from './etcd-job-graph-store.js';
-import { EtcdLeaderElectionService } from './etcd-leader-election-service.js';
+import { leaderRetryPolicy } from '../retrying-job-record-driver.js';
+import type { DefaultLeaderElectionService } from '../default-leader-election-service.js';
+import { createEtcdLeaderElectionService } from './etcd-leader-election-driver.js';
 import { leaderFromKv } from './etcd-leader-record.js';
-import { EtcdLeaderRetrievalService } from './etcd-leader-retrieval-service.js';
+import { createEtcdLeaderRetrievalService } from './etcd-leader-retrieval-driver.js';
 
 /**
  * The etcd backend (`high-availability.type: etcd`): election, leader retrieval and job records in
@@ -18,7 +27,7 @@ import { EtcdLeaderRetrievalService } from './etcd-leader-retrieval-service.js';
 export class EtcdHaServices implements HighAvailabilityServices {
   readonly type = 'etcd' as const;
   readonly connection: EtcdConnection;
-  private readonly elections = new Set<EtcdLeaderElectionService>();
+  private readonly elections = new Set<DefaultLeaderElectionService>();
   private endpointRegistry: EtcdEndpointRegistry | undefined;
 
   constructor(
@@ -33,13 +42,24 @@ export class EtcdHaServices implements HighAvailabilityServices {
   }
 
   createLeaderElectionService(o: LeaderElectionOptions): LeaderElection {
-    const election = new EtcdLeaderElectionService({ connection: this.connection, contenderId: o.contenderId, address: o.address, config: this.config, logger: o.logger, ...(o.clock ? { clock: o.clock } : {}) });
+    const election = createEtcdLeaderElectionService({
+      connection: this.connection,
+      contenderId: o.contenderId,
+      address: o.address,
+      config: this.config,
+      logger: o.logger,
+      ...(o.clock ? { clock: o.clock } : {}),
+    });
     this.elections.add(election);
     return election;
   }
 
   createLeaderRetrievalService(logger: Logger): LeaderRetrieval {
-    return new EtcdLeaderRetrievalService(this.connection, logger, this.config.getDurationMs('high-availability.lease.poll-interval'));
+    return createEtcdLeaderRetrievalService(
+      this.connection,
+      logger,
+      this.config.getDurationMs('high-availability.lease.poll-interval'),
+    );
   }
 
   async getLeader(): Promise<LeaderInfo | undefined> {
@@ -69,17 +89,22 @@ export class EtcdHaServices implements HighAvailabilityServices {
     return new EtcdJobGraphStore(this.connection, this.storageDir, undefined);
   }
 
-  leaderJobGraphStore(epoch: number): JobGraphStore {
-    return new EtcdJobGraphStore(this.connection, this.storageDir, {
+  leaderJobGraphStore(epoch: number, options?: LeaderStoreOptions): JobGraphStore {
+    const fence = {
       epoch,
-      onFenced: (reason) => {
+      onFenced: (reason: string) => {
         for (const e of this.elections) e.onFenced(epoch, reason);
       },
-    });
+    };
+    return new EtcdJobGraphStore(this.connection, this.storageDir, fence, leaderRetryPolicy(this.config, options));
   }
 
   endpoints(): EndpointRegistry {
-    this.endpointRegistry ??= new EtcdEndpointRegistry(this.connection, this.config.getDurationMs('high-availability.lease.timeout'), this.config.getDurationMs('high-availability.lease.poll-interval'));
+    this.endpointRegistry ??= new EtcdEndpointRegistry(
+      this.connection,
+      this.config.getDurationMs('high-availability.lease.timeout'),
+      this.config.getDurationMs('high-availability.lease.poll-interval'),
+    );
     return this.endpointRegistry;
   }
 

@@ -1,5 +1,5 @@
 import type { IKeyValue } from 'etcd3';
-import { ErrorCode, ReboundError } from '@rebound/core';
+import { HaDirInvalidError } from '@rebound/core';
 import type { LeaderInfo } from '../leader-info.js';
 
 /** The value of `/<cluster-id>/leader`: who leads and where. The epoch is the key's create revision. */
@@ -18,7 +18,10 @@ interface LeaderValue {
 export function leaseFacts(kv: IKeyValue): { leaseTtlMs: number | undefined; steppedDown: boolean } {
   try {
     const o = JSON.parse(kv.value.toString('utf8')) as Partial<LeaderValue>;
-    return { leaseTtlMs: typeof o.leaseTtlMs === 'number' ? o.leaseTtlMs : undefined, steppedDown: o.steppedDown === true };
+    return {
+      leaseTtlMs: typeof o.leaseTtlMs === 'number' ? o.leaseTtlMs : undefined,
+      steppedDown: o.steppedDown === true,
+    };
   } catch {
     return { leaseTtlMs: undefined, steppedDown: false };
   }
@@ -33,10 +36,20 @@ export function leaderFromKv(kv: IKeyValue): LeaderInfo {
   try {
     o = JSON.parse(kv.value.toString('utf8')) as Partial<LeaderValue>;
   } catch (err) {
-    throw new ReboundError(ErrorCode.HA_DIR_INVALID, `etcd key ${kv.key.toString()} is not a leader record (not JSON); only Rebound JobMasters may write it`, { cause: err });
+    throw new HaDirInvalidError(
+      `etcd key ${kv.key.toString()} is not a leader record (not JSON); only Rebound JobMasters may write it`,
+      { cause: err },
+    );
   }
   if (typeof o.jobmasterId !== 'string' || typeof o.address !== 'string') {
-    throw new ReboundError(ErrorCode.HA_DIR_INVALID, `etcd key ${kv.key.toString()} lacks jobmasterId or address; only Rebound JobMasters may write it`);
+    throw new HaDirInvalidError(
+      `etcd key ${kv.key.toString()} lacks jobmasterId or address; only Rebound JobMasters may write it`,
+    );
   }
-  return { epoch: Number(kv.create_revision), jobmasterId: o.jobmasterId, address: o.address, electedAtMs: typeof o.electedAtMs === 'number' ? o.electedAtMs : 0 };
+  return {
+    epoch: Number(kv.create_revision),
+    jobmasterId: o.jobmasterId,
+    address: o.address,
+    electedAtMs: typeof o.electedAtMs === 'number' ? o.electedAtMs : 0,
+  };
 }

@@ -21,7 +21,8 @@ export class PreviousLeaderObserver {
   sawDeleted(nowMs: number): void {
     const facts = this.lastSeen ? leaseFacts(this.lastSeen) : undefined;
     this.lastSeen = undefined;
-    this.expiredLastHeardMs = facts && !facts.steppedDown && facts.leaseTtlMs !== undefined ? nowMs - facts.leaseTtlMs : undefined;
+    this.expiredLastHeardMs =
+      facts && !facts.steppedDown && facts.leaseTtlMs !== undefined ? nowMs - facts.leaseTtlMs : undefined;
   }
 
   /** On winning an election: when the leader before was last heard of, if its key expired. */

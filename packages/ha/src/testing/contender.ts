@@ -5,7 +5,7 @@
  * Lease settings come from REBOUND_TEST_LEASE (timeout,renew,poll in ms; default 500,100,100).
  */
 import { Configuration, silentLogger } from '@rebound/core';
-import { LeaderElectionService } from '../leader-election-service.js';
+import { LeaderElectionService } from '../file/file-leader-election-driver.js';
 
 const [haDir, contenderId] = process.argv.slice(2);
 if (!haDir || !contenderId) {
@@ -18,7 +18,13 @@ const config = Configuration.of({
   'high-availability.lease.renew-interval': `${renew} ms`,
   'high-availability.lease.poll-interval': `${poll} ms`,
 });
-const service = new LeaderElectionService({ haDir, contenderId, address: `${contenderId}:1`, config, logger: silentLogger() });
+const service = new LeaderElectionService({
+  haDir,
+  contenderId,
+  address: `${contenderId}:1`,
+  config,
+  logger: silentLogger(),
+});
 
 process.on('SIGTERM', () => {
   void service.stop().then(() => process.exit(0));

@@ -48,7 +48,10 @@ createInterface({ input: process.stdin }).on('line', (line) => {
   );
 });
 process.on('SIGTERM', () => {
-  void election.stop().then(() => ha.close()).then(() => process.exit(0));
+  void election
+    .stop()
+    .then(() => ha.close())
+    .then(() => process.exit(0));
 });
 
 await election.start({

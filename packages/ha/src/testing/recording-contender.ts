@@ -1,17 +1,18 @@
-import type { LeaderContender } from '../leader-election-service.js';
+import type { LeaderContender } from '../ha-services.js';
 
-export type ContenderEvent = { readonly type: 'grant'; readonly epoch: number } | { readonly type: 'revoke'; readonly reason: string };
+export type ContenderEvent =
+  { readonly type: 'grant'; readonly epoch: number } | { readonly type: 'revoke'; readonly reason: string };
 
 /** A LeaderContender for tests: records every callback and lets a test await the next one. */
 export class RecordingContender implements LeaderContender {
   readonly events: ContenderEvent[] = [];
   private readonly waiters: Array<{ pred: (e: ContenderEvent) => boolean; resolve: (e: ContenderEvent) => void }> = [];
 
-  constructor(private readonly onGrant?: (epoch: number) => void | Promise<void>) {}
+  constructor(private readonly onGrant?: (epoch: number, ended: AbortSignal) => void | Promise<void>) {}
 
-  async grantLeadership(epoch: number): Promise<void> {
+  async grantLeadership(epoch: number, ended: AbortSignal): Promise<void> {
     this.record({ type: 'grant', epoch });
-    await this.onGrant?.(epoch);
+    await this.onGrant?.(epoch, ended);
   }
 
   revokeLeadership(reason: string): void {

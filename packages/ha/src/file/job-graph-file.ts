@@ -1,4 +1,12 @@
-import { ErrorCode, ReboundError, crc32c, decodeMessage, encodeMessage, type JobGraph, type JobGraph__Output } from '@rebound/core';
+import {
+  crc32c,
+  decodeMessage,
+  encodeMessage,
+  type JobGraph,
+  type JobGraph__Output,
+  JobInvalidError,
+  ReboundError,
+} from '@rebound/core';
 
 /**
  * `jobgraph.pb`: the JobGraph in protobuf binary behind a small frame, because protobuf itself
@@ -25,16 +33,26 @@ export function encodeJobGraphFile(graph: JobGraph): Buffer {
 export function decodeJobGraphFile(bytes: Buffer, path: string): JobGraph__Output {
   let payload: Uint8Array = bytes;
   const head = Math.min(bytes.length, MAGIC.length);
-  if (head > 0 && head < MAGIC.length && bytes.subarray(0, head).equals(MAGIC.subarray(0, head))) throw damaged(path, `torn inside its header (${bytes.length} of ${HEADER} bytes)`);
+  if (head > 0 && head < MAGIC.length && bytes.subarray(0, head).equals(MAGIC.subarray(0, head)))
+    throw damaged(path, `torn inside its header (${bytes.length} of ${HEADER} bytes)`);
   if (head === MAGIC.length && bytes.subarray(0, MAGIC.length).equals(MAGIC)) {
     if (bytes.length < HEADER) throw damaged(path, `torn inside its header (${bytes.length} of ${HEADER} bytes)`);
     const version = bytes.readUInt8(MAGIC.length);
-    if (version !== VERSION) throw damaged(path, `frame version ${version}, this build reads ${VERSION}: written by a newer Rebound, or damaged`);
+    if (version !== VERSION)
+      throw damaged(
+        path,
+        `frame version ${version}, this build reads ${VERSION}: written by a newer Rebound, or damaged`,
+      );
     const length = bytes.readUInt32LE(MAGIC.length + 1);
-    if (bytes.length - HEADER !== length) throw damaged(path, `torn: the frame says ${length} bytes of graph, the file has ${bytes.length - HEADER}`);
+    if (bytes.length - HEADER !== length)
+      throw damaged(path, `torn: the frame says ${length} bytes of graph, the file has ${bytes.length - HEADER}`);
     payload = bytes.subarray(HEADER);
     const crc = crc32c(payload);
-    if (crc !== bytes.readUInt32LE(MAGIC.length + 5)) throw damaged(path, `checksum mismatch (CRC-32C ${crc.toString(16)}, the frame says ${bytes.readUInt32LE(MAGIC.length + 5).toString(16)})`);
+    if (crc !== bytes.readUInt32LE(MAGIC.length + 5))
+      throw damaged(
+        path,
+        `checksum mismatch (CRC-32C ${crc.toString(16)}, the frame says ${bytes.readUInt32LE(MAGIC.length + 5).toString(16)})`,
+      );
   }
   try {
     return decodeMessage<JobGraph__Output>('JobGraph', payload);
@@ -44,5 +62,5 @@ export function decodeJobGraphFile(bytes: Buffer, path: string): JobGraph__Outpu
 }
 
 function damaged(path: string, why: string, cause?: unknown): ReboundError {
-  return new ReboundError(ErrorCode.JOB_INVALID, `${path} cannot be decoded: ${why}`, cause === undefined ? undefined : { cause });
+  return new JobInvalidError(`${path} cannot be decoded: ${why}`, cause === undefined ? undefined : { cause });
 }
