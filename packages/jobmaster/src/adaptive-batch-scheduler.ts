@@ -1,24 +1,10 @@
-import { ErrorCode, ReboundError, errorMessage } from '@rebound/core';
-import type { Configuration, ExecutionAttemptId__Output, JobGraph__Output, Logger, TaskDeploymentDescriptor } from '@rebound/core';
-import type { JobState } from '@rebound/core';
+import { ErrorCode, ReboundError, errorMessage, UserCodeError } from '@rebound/core';
+import type { ExecutionAttemptId__Output, TaskDeploymentDescriptor } from '@rebound/core';
 import type { ExecutionGraph, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
-import type { JobMasterContext } from './job-master.js';
-import type { OperatorCoordinators } from './operator-coordinators.js';
 import { decideVertexParallelismAndInputs } from './parallelism-decider.js';
-import type { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';
+import type { SchedulingContext } from './scheduling-context.js';
 import { sinkTempFile } from './sink-committer.js';
-import type { TaskExecutorGateway } from './task-executor-gateway.js';
 import type { RegisteredTaskManager } from './task-manager-registry.js';
-
-/** What the scheduler needs from the JobMaster it schedules for. */
-export interface SchedulingContext {
-  readonly graph: ExecutionGraph;
-  readonly state: JobState;
-  failJob(reason: string): Promise<void>;
-  failExecution(id: ExecutionAttemptId__Output, reason: string): void;
-  /** Every vertex finished: commit the sinks. */
-  finishJob(): Promise<void>;
-}
 
 interface PendingRestart {
   readonly notBeforeMs: number;
@@ -37,35 +23,29 @@ export function attemptIdOf(ev: ExecutionVertex): ExecutionAttemptId__Output {
  */
 export class AdaptiveBatchScheduler {
   private readonly restartDelays = new Map<string, PendingRestart>();
+  /** Vertices initialized here whose decision is not durable yet: their tasks wait for it. */
+  private readonly notDurable = new Set<string>();
   private restartTimer: NodeJS.Timeout | undefined;
   private readonly maxParallelism: number;
 
-  constructor(
-    private readonly host: SchedulingContext,
-    private readonly jobGraph: JobGraph__Output,
-    private readonly ctx: JobMasterContext,
-    private readonly gateway: TaskExecutorGateway,
-    private readonly jobConfig: Configuration,
-    private readonly coordinators: OperatorCoordinators,
-    private readonly sinkTemps: Map<string, string>,
-    private readonly restartStrategy: FixedDelayRestartBackoffTimeStrategy,
-    private readonly logger: Logger,
-  ) {
-    this.maxParallelism = jobConfig.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism');
+  constructor(private readonly ctx: SchedulingContext) {
+    this.maxParallelism = ctx.jobConfig.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism');
   }
 
   private get graph(): ExecutionGraph {
-    return this.host.graph;
+    return this.ctx.job.graph;
   }
 
   async initializeSourceVertex(ejv: ExecutionJobVertex): Promise<void> {
-    const op = this.coordinators.sourceOperator(ejv);
-    const configured = this.jobConfig.getInt('execution.batch.adaptive.auto-parallelism.default-source-parallelism');
+    const op = this.ctx.coordinators.sourceOperator(ejv);
+    const configured = this.ctx.jobConfig.getInt(
+      'execution.batch.adaptive.auto-parallelism.default-source-parallelism',
+    );
     let splits: number | undefined;
     try {
       splits = op.source.estimateSplits?.();
     } catch (err) {
-      throw new ReboundError(ErrorCode.USER_CODE, `source '${ejv.name}': estimating its splits failed: ${errorMessage(err)}`);
+      throw new UserCodeError(`source '${ejv.name}': estimating its splits failed: ${errorMessage(err)}`);
     }
     const max = ejv.jobVertex.max_parallelism || this.maxParallelism;
     // One subtask per split, except where the splits outnumber the slots SPLITS_PER_SLOT_TO_CAP
@@ -75,14 +55,20 @@ export class AdaptiveBatchScheduler {
     // reruns small at little cost.
     const slots = this.totalSlots();
     const perSplit = Math.max(1, Math.min(max, splits ?? 1));
-    const parallelism = ejv.jobVertex.parallelism || configured || (slots > 0 && perSplit >= SPLITS_PER_SLOT_TO_CAP * slots ? slots : perSplit);
-    const coordinator = this.coordinators.createSource(ejv, parallelism);
+    const parallelism =
+      ejv.jobVertex.parallelism ||
+      configured ||
+      (slots > 0 && perSplit >= SPLITS_PER_SLOT_TO_CAP * slots ? slots : perSplit);
+    const coordinator = this.ctx.coordinators.createSource(ejv, parallelism);
     await coordinator.start();
     this.graph.initializeVertex(ejv, parallelism, [], ejv.jobVertex.parallelism === 0);
     // The slots are those registered at this moment: a job started while TaskManagers are still
     // registering gets fewer source subtasks; the log says which.
-    this.logger.info({ vertexId: ejv.id, vertexName: ejv.name, parallelism, splits, slots, configured }, 'source vertex initialized');
-    await this.coordinators.createUserCoordinators(ejv);
+    this.ctx.logger.info(
+      { vertexId: ejv.id, vertexName: ejv.name, parallelism, splits, slots, configured },
+      'source vertex initialized',
+    );
+    await this.ctx.coordinators.createUserCoordinators(ejv);
   }
 
   /** Slots of the registered TaskManagers, busy or not (0 while none has registered). */
@@ -96,7 +82,7 @@ export class AdaptiveBatchScheduler {
     const { parallelism, ranges, inputBytes } = decideVertexParallelismAndInputs(
       ejv,
       this.graph.numSubpartitionsFor(ejv.producers[0]!, this.maxParallelism),
-      this.jobConfig,
+      this.ctx.jobConfig,
       this.totalSlots(),
     );
     this.graph.initializeVertex(
@@ -105,24 +91,26 @@ export class AdaptiveBatchScheduler {
       ejv.jobVertex.inputs.map(() => ranges),
       fixed === 0,
     );
-    this.logger.info(
+    this.ctx.logger.info(
       { vertexId: ejv.id, vertexName: ejv.name, parallelism, adaptive: fixed === 0, inputBytes },
       'vertex initialized',
     );
     // Its tasks may be deployed before the coordinators started: requests wait for the start.
-    this.coordinators.createUserCoordinators(ejv).catch((err: unknown) => void this.host.failJob(errorMessage(err)));
+    this.ctx.coordinators
+      .createUserCoordinators(ejv)
+      .catch((err: unknown) => void this.ctx.job.failJob(errorMessage(err)));
   }
 
   /** The scheduler's one loop: initialize what can be, deploy what is ready, finish the job. */
   schedule(): void {
-    if (this.host.state !== 'RUNNING') return;
+    if (this.ctx.job.state !== 'RUNNING') return;
     try {
       this.scheduleNow();
     } catch (err) {
       // schedule() runs inside RPC handlers (a TaskManager registering, a task finishing): an
       // error escaping it would fail those calls over and over while the job never moves.
-      this.logger.error({ err: errorMessage(err) }, 'scheduling failed');
-      void this.host.failJob(`scheduling failed: ${errorMessage(err)}`);
+      this.ctx.logger.error({ err: errorMessage(err) }, 'scheduling failed');
+      void this.ctx.job.failJob(`scheduling failed: ${errorMessage(err)}`);
     }
   }
 
@@ -131,9 +119,11 @@ export class AdaptiveBatchScheduler {
     let nextRestartAt = Infinity;
     for (const ejv of this.graph.vertices) {
       if (!ejv.isInitialized) {
-        if (ejv.producers.every((p) => p.isFinished())) this.initializeVertex(ejv);
-        else continue;
+        if (!ejv.producers.every((p) => p.isFinished())) continue;
+        this.initializeVertex(ejv);
+        this.deployOnceDurable(ejv);
       }
+      if (this.notDurable.has(ejv.id)) continue;
       for (const ev of ejv.vertices) {
         if (ev.state !== 'CREATED') continue;
         if (!ejv.producers.every((p) => p.isFinished())) continue;
@@ -149,7 +139,23 @@ export class AdaptiveBatchScheduler {
       }
     }
     if (nextRestartAt !== Infinity) this.scheduleLater(nextRestartAt - now);
-    if (this.graph.isFinished()) void this.host.finishJob();
+    if (this.graph.isFinished()) void this.ctx.job.finishJob();
+  }
+
+  /**
+   * Holds the vertex's deployments until its initialization is durable: a task that outlives
+   * this leader (keep-running-tasks) is adopted by the next one only if the log has its vertex.
+   */
+  private deployOnceDurable(ejv: ExecutionJobVertex): void {
+    const durable = this.ctx.job.vertexDecisionsDurable();
+    if (!durable) return;
+    this.notDurable.add(ejv.id);
+    void durable
+      .catch(() => undefined)
+      .then(() => {
+        this.notDurable.delete(ejv.id);
+        this.schedule();
+      });
   }
 
   /** The restarted executions `evs` are deployed no earlier than `notBeforeMs`. */
@@ -159,10 +165,13 @@ export class AdaptiveBatchScheduler {
 
   private scheduleLater(ms: number): void {
     if (this.restartTimer) return;
-    this.restartTimer = setTimeout(() => {
-      this.restartTimer = undefined;
-      this.schedule();
-    }, Math.max(0, ms));
+    this.restartTimer = setTimeout(
+      () => {
+        this.restartTimer = undefined;
+        this.schedule();
+      },
+      Math.max(0, ms),
+    );
   }
 
   /** Stops the pending restart timer (the job ended or this leader stops). */
@@ -176,33 +185,55 @@ export class AdaptiveBatchScheduler {
     this.graph.transition(ev, 'DEPLOYING');
     ev.attemptEpoch = this.ctx.epoch;
     ev.location = { task_manager_id: tm.id, address: tm.address };
+    if (ejv.jobVertex.sink) {
+      ev.sinkTempFile = sinkTempFile(
+        ejv.jobVertex.sink.path,
+        ejv.graph.jobId,
+        ejv.id,
+        ev.subtask,
+        ev.attempt,
+        this.ctx.epoch,
+      );
+    }
     const tdd = this.deploymentDescriptor(ev);
     // The answer may come after this attempt was canceled or replaced: act on this attempt only.
     const id = attemptIdOf(ev);
-    this.gateway.deployTask(tm, tdd).then(
+    this.ctx.gateway.deployTask(tm, tdd).then(
       () => {
         this.ctx.crashPoints?.afterDeploy();
         if (ev.state === 'DEPLOYING' && ev.location?.task_manager_id === tm.id) this.graph.transition(ev, 'RUNNING');
       },
       (err: unknown) => {
         const re = err as ReboundError;
-        this.logger.warn({ vertexId: ejv.id, subtask: ev.subtask, attempt: ev.attempt, taskManagerId: tm.id, err: errorMessage(err) }, 'deployment failed');
-        if (re.code === ErrorCode.SLOT_UNAVAILABLE && ev.state === 'DEPLOYING' && ev.attempt === id.attempt && ev.location?.task_manager_id === tm.id) {
-          // Our slot accounting ran ahead of the TaskManager's; not a failure of the task. The
-          // slot we took was never used: give it back, or the TaskManager looks full for good.
+        this.ctx.logger.warn(
+          { vertexId: ejv.id, subtask: ev.subtask, attempt: ev.attempt, taskManagerId: tm.id, err: errorMessage(err) },
+          'deployment failed',
+        );
+        if (
+          (re.code === ErrorCode.SLOT_UNAVAILABLE || re.code === ErrorCode.EPOCH_UNCONFIRMED) &&
+          ev.state === 'DEPLOYING' &&
+          ev.attempt === id.attempt &&
+          ev.location?.task_manager_id === tm.id
+        ) {
+          // Not a failure of the task: our slot accounting ran ahead of the TaskManager's, or it
+          // cannot confirm our epoch yet (its HA store read failed: right after an etcd outage the
+          // client refuses calls for a while, and counting those as task failures used up the
+          // restart budget in a burst). The slot we took was never used: give it back, or the
+          // TaskManager looks full for good.
           this.ctx.registry.freeSlot(tm.id);
           this.graph.transition(ev, 'CREATED');
           ev.location = undefined;
-          this.restartDelays.set(ev.key, { notBeforeMs: this.ctx.clock.now() + this.restartStrategy.delayMs });
+          this.restartDelays.set(ev.key, { notBeforeMs: this.ctx.clock.now() + this.ctx.restartDelayMs });
           this.schedule();
           return;
         }
-        this.host.failExecution(id, `deployment to ${tm.id} failed: ${errorMessage(err)}`);
+        this.ctx.job.failExecution(id, `deployment to ${tm.id} failed: ${errorMessage(err)}`);
       },
     );
   }
 
   private deploymentDescriptor(ev: ExecutionVertex): TaskDeploymentDescriptor {
+    const jobGraph = this.ctx.job.jobGraph;
     const ejv = ev.jobVertex;
     const jv = ejv.jobVertex;
     const inputs = jv.inputs.map((edge, i) => {
@@ -219,11 +250,6 @@ export class AdaptiveBatchScheduler {
     });
     const consumer = ejv.consumers[0];
     const outEdge = consumer?.jobVertex.inputs.find((e) => e.source_vertex_id === ejv.id);
-    let sinkTemp = '';
-    if (jv.sink) {
-      sinkTemp = sinkTempFile(jv.sink.path, this.jobGraph.job_id, ejv.id, ev.subtask, ev.attempt, this.ctx.epoch);
-      this.sinkTemps.set(ev.key, sinkTemp);
-    }
     return {
       epoch: this.ctx.epoch,
       execution: attemptIdOf(ev),
@@ -241,12 +267,12 @@ export class AdaptiveBatchScheduler {
             combiner_id: outEdge.combiner_id,
           }
         : null,
-      module_digest: this.jobGraph.module_digest,
-      job_args: this.jobGraph.job_args,
-      config: { ...this.ctx.config.toRecord(), ...this.jobGraph.config },
-      sink_temp_file: sinkTemp,
+      module_digest: jobGraph.module_digest,
+      job_args: jobGraph.job_args,
+      config: this.ctx.jobConfig.toRecord(),
+      sink_temp_file: ev.sinkTempFile,
       jobmaster_address: this.ctx.address,
-      working_directory: this.jobGraph.working_directory,
+      working_directory: jobGraph.working_directory,
       partition_read_capability: this.ctx.partitionReadCapability ?? '',
     };
   }

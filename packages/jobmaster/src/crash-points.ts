@@ -1,7 +1,6 @@
-import type { Configuration, Logger } from '@rebound/core';
+import type { Configuration, JobEventType as EventType, Logger } from '@rebound/core';
+import { InternalError } from '@rebound/core';
 import { applyCommit, type CommitManifest } from './sink-committer.js';
-
-type EventType = 'ExecutionJobVertexInitialized' | 'ExecutionVertexFinished' | 'ExecutionVertexReset';
 
 function parse(value: string): { type: string; n: number } | undefined {
   const m = /^([A-Za-z]+):(\d+)$/.exec(value.trim());
@@ -43,7 +42,7 @@ export class CrashPoints {
     this.logger.fatal({ event: 'debug.crash', point }, `crash point reached: ${point}`);
     process.kill(process.pid, 'SIGKILL');
     // SIGKILL to ourselves does not return; this is for the type checker.
-    throw new Error('unreachable');
+    throw new InternalError('unreachable');
   }
 
   /** Called before an event is handed to the store; crashes before the Nth of its type. */
@@ -79,7 +78,9 @@ export class CrashPoints {
     const n = this.inCommitRenames;
     if (n < 0) return;
     if (n === 0) this.crash('in commit, after the manifest, before any rename');
-    await applyCommit(manifest, { afterRename: (k) => (k === n ? this.crash(`in commit, after ${k} renames`) : undefined) });
+    await applyCommit(manifest, {
+      afterRename: (k) => (k === n ? this.crash(`in commit, after ${k} renames`) : undefined),
+    });
     // Fewer entries than N: the commit is complete but not acknowledged.
     this.crash(`in commit, after all ${manifest.entries.length} renames`);
   }

@@ -21,19 +21,9 @@ export interface ExceptionHistorySnapshot {
  * The task failures of one job, newest first, at most `web.exception-history-size` of them (Flink's
  * key and default). Kept in the leader's memory while the job runs, as Flink keeps it (a new leader
  * starts an empty one; the recovery report says what the failover itself cost), and stored with
- * the job's final status when it ends.
+ * the job's final status when it ends (JobRecords.saveExceptions).
  */
 export class ExceptionHistory {
-  /** A finished job's history, as the leader stored it: JSON of `snapshot()`. */
-  static parse(raw: Uint8Array): ExceptionHistorySnapshot {
-    try {
-      const o = JSON.parse(Buffer.from(raw).toString('utf8')) as Partial<ExceptionHistorySnapshot>;
-      return { entries: Array.isArray(o.entries) ? o.entries : [], truncated: o.truncated === true };
-    } catch {
-      return { entries: [], truncated: false };
-    }
-  }
-
   private readonly list: ExceptionHistoryEntry[] = [];
   private dropped = false;
 

@@ -5,7 +5,7 @@ import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-
 
 /** The part of a job the check needs: which attempt is current and where it was deployed. */
 export interface ExecutionOwners {
-  currentAttempt(id: ExecutionAttemptId__Output | null): ExecutionVertex | undefined;
+  currentAttempt(id: ExecutionAttemptId__Output | null, deployEpoch?: number): ExecutionVertex | undefined;
 }
 
 /** Who a TaskManager→JobMaster call about one execution claims to come from. */
@@ -13,6 +13,8 @@ export interface ExecutionCaller {
   readonly execution: ExecutionAttemptId__Output | null;
   readonly task_manager_id: string;
   readonly session_id: string;
+  /** Epoch of the leader that deployed the attempt (0: the one called). */
+  readonly deploy_epoch?: number;
 }
 
 /**
@@ -32,12 +34,17 @@ export function authorizeExecutionCall(
   logger: Logger,
 ): RegisteredTaskManager {
   const tm = registry.authenticate(caller.task_manager_id, caller.session_id, method);
-  const ev = job?.currentAttempt(caller.execution);
+  const ev = job?.currentAttempt(caller.execution, caller.deploy_epoch);
   const owner = ev?.location?.task_manager_id;
   if (ev && owner !== caller.task_manager_id) {
     const execution = attemptKey(caller.execution!);
-    logger.warn({ event: 'session.reject', method, execution, taskManagerId: caller.task_manager_id, owner: owner ?? null }, 'refused a call about an execution another TaskManager holds');
-    throw new PermissionDeniedError(`${method} refused: execution ${execution} is ${owner ? `deployed to ${owner}` : 'not deployed'}, not to ${caller.task_manager_id}`);
+    logger.warn(
+      { event: 'session.reject', method, execution, taskManagerId: caller.task_manager_id, owner: owner ?? null },
+      'refused a call about an execution another TaskManager holds',
+    );
+    throw new PermissionDeniedError(
+      `${method} refused: execution ${execution} is ${owner ? `deployed to ${owner}` : 'not deployed'}, not to ${caller.task_manager_id}`,
+    );
   }
   return tm;
 }

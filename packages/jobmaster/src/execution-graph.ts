@@ -24,6 +24,12 @@ export class ExecutionVertex {
   location: TaskManagerLocation__Output | undefined;
   ioMetrics: IOMetrics__Output | undefined;
   finishedAtMs = 0;
+  /**
+   * The file a sink subtask's current attempt writes, renamed into place when the job commits
+   * ('' when the vertex has no sink or the attempt was not deployed). Kept here so that the
+   * scheduler, the commit and recovery see one value per attempt.
+   */
+  sinkTempFile = '';
 
   constructor(
     readonly jobVertex: ExecutionJobVertex,
@@ -160,7 +166,12 @@ export class ExecutionGraph {
   }
 
   /** Fixes a vertex's parallelism and input ranges and creates its subtasks. */
-  initializeVertex(ejv: ExecutionJobVertex, parallelism: number, inputRanges: SubpartitionRange[][], adaptive: boolean): void {
+  initializeVertex(
+    ejv: ExecutionJobVertex,
+    parallelism: number,
+    inputRanges: SubpartitionRange[][],
+    adaptive: boolean,
+  ): void {
     if (ejv.isInitialized) throw new IllegalStateError(`vertex ${ejv.id} is already initialized`);
     if (parallelism < 1) throw new IllegalStateError(`vertex ${ejv.id}: parallelism ${parallelism} < 1`);
     ejv.parallelism = parallelism;
@@ -174,7 +185,12 @@ export class ExecutionGraph {
     ev.state = to;
   }
 
-  markFinished(ev: ExecutionVertex, location: TaskManagerLocation__Output, metrics: IOMetrics__Output, nowMs: number): void {
+  markFinished(
+    ev: ExecutionVertex,
+    location: TaskManagerLocation__Output,
+    metrics: IOMetrics__Output,
+    nowMs: number,
+  ): void {
     ev.state = 'FINISHED';
     ev.location = location;
     ev.ioMetrics = metrics;
@@ -192,6 +208,7 @@ export class ExecutionGraph {
       ev.location = undefined;
       ev.ioMetrics = undefined;
       ev.finishedAtMs = 0;
+      ev.sinkTempFile = '';
     }
     for (const l of this.listeners) l.onExecutionsReset?.(evs);
   }

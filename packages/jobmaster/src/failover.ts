@@ -1,23 +1,8 @@
 import { attemptKey, errorMessage, partitionKey } from '@rebound/core';
-import type { ExecutionAttemptId__Output, Logger, ResultPartitionId__Output } from '@rebound/core';
-import { attemptIdOf, type AdaptiveBatchScheduler } from './adaptive-batch-scheduler.js';
-import type { JobState } from '@rebound/core';
+import type { ExecutionAttemptId__Output, ResultPartitionId__Output } from '@rebound/core';
+import { attemptIdOf } from './adaptive-batch-scheduler.js';
 import type { ExecutionGraph, ExecutionVertex } from './execution-graph.js';
-import type { ExceptionHistory } from './exception-history.js';
-import type { JobMasterContext } from './job-master.js';
-import type { OperatorCoordinators } from './operator-coordinators.js';
-import type { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';
-import type { TaskExecutorGateway } from './task-executor-gateway.js';
-
-/** What failover needs from the JobMaster. */
-export interface FailoverContext {
-  readonly jobId: string;
-  readonly graph: ExecutionGraph;
-  readonly state: JobState;
-  failJob(reason: string): Promise<void>;
-  /** The execution vertex whose *current* attempt is `id`; stale attempts give undefined. */
-  currentAttempt(id: ExecutionAttemptId__Output | null): ExecutionVertex | undefined;
-}
+import type { FailoverContext } from './failover-context.js';
 
 /**
  * Task failover: a failed task restarts alone (Flink's region of one task, all exchanges being
@@ -25,19 +10,10 @@ export interface FailoverContext {
  * bounds how often.
  */
 export class Failover {
-  constructor(
-    private readonly host: FailoverContext,
-    private readonly ctx: JobMasterContext,
-    private readonly gateway: TaskExecutorGateway,
-    private readonly coordinators: OperatorCoordinators,
-    private readonly scheduler: AdaptiveBatchScheduler,
-    private readonly restartStrategy: FixedDelayRestartBackoffTimeStrategy,
-    private readonly logger: Logger,
-    private readonly history: ExceptionHistory,
-  ) {}
+  constructor(private readonly ctx: FailoverContext) {}
 
   private get graph(): ExecutionGraph {
-    return this.host.graph;
+    return this.ctx.job.graph;
   }
 
   /**
@@ -45,19 +21,30 @@ export class Failover {
    * restart strategy.
    */
   failExecution(id: ExecutionAttemptId__Output, reason: string, missingPartition?: ResultPartitionId__Output): void {
-    const ev = this.host.currentAttempt(id);
-    if (!ev || this.host.state !== 'RUNNING') return;
+    const ev = this.ctx.job.currentAttempt(id);
+    if (!ev || this.ctx.job.state !== 'RUNNING') return;
     if (ev.state !== 'DEPLOYING' && ev.state !== 'RUNNING' && ev.state !== 'SCHEDULED') return;
-    this.history.record([ev], missingPartition ? 'PartitionNotFound' : 'TaskFailure', reason, this.ctx.clock.now());
+    this.ctx.exceptionHistory.record(
+      [ev],
+      missingPartition ? 'PartitionNotFound' : 'TaskFailure',
+      reason,
+      this.ctx.clock.now(),
+    );
     if (ev.location) this.ctx.registry.freeSlot(ev.location.task_manager_id);
     this.graph.transition(ev, 'FAILED');
-    this.logger.warn({ execution: attemptKey(id), reason }, 'task failed');
+    this.ctx.logger.warn({ execution: attemptKey(id), reason }, 'task failed');
     const toReset: ExecutionVertex[] = [ev];
     if (missingPartition) {
       const producer = this.graph.executionVertex(missingPartition.vertex_id, missingPartition.subtask);
-      const sameAttempt = producer !== undefined && producer.attempt === missingPartition.attempt && producer.attemptEpoch === missingPartition.epoch;
+      const sameAttempt =
+        producer !== undefined &&
+        producer.attempt === missingPartition.attempt &&
+        producer.attemptEpoch === missingPartition.epoch;
       if (sameAttempt && producer.state === 'FINISHED') {
-        this.logger.warn({ partition: partitionKey({ ...missingPartition, job_id: this.host.jobId }) }, 'partition lost; its producer reruns');
+        this.ctx.logger.warn(
+          { partition: partitionKey({ ...missingPartition, job_id: this.ctx.job.jobId }) },
+          'partition lost; its producer reruns',
+        );
         toReset.push(producer);
       }
     }
@@ -66,7 +53,7 @@ export class Failover {
 
   /** A TaskManager is gone: its running tasks failed, and finished partitions on it are lost. */
   onTaskManagerLost(tmId: string, reason: string): void {
-    if (this.host.state !== 'RUNNING') return;
+    if (this.ctx.job.state !== 'RUNNING') return;
     const toReset: ExecutionVertex[] = [];
     for (const ev of this.graph.allExecutionVertices()) {
       if (ev.location?.task_manager_id !== tmId) continue;
@@ -78,28 +65,38 @@ export class Failover {
       }
     }
     if (toReset.length === 0) return;
-    this.history.record(toReset, 'TaskManagerLost', `TaskManager ${tmId} lost: ${reason}`, this.ctx.clock.now());
+    this.ctx.exceptionHistory.record(
+      toReset,
+      'TaskManagerLost',
+      `TaskManager ${tmId} lost: ${reason}`,
+      this.ctx.clock.now(),
+    );
     this.restartTasks(toReset, `TaskManager ${tmId} lost: ${reason}`);
   }
 
   private restartTasks(failed: ExecutionVertex[], reason: string): void {
-    const evs = this.coordinators.withWholeSources(failed);
+    const evs = this.ctx.coordinators.withWholeSources(failed);
     for (const ev of evs) {
       if (ev.state === 'RUNNING' || ev.state === 'DEPLOYING') this.cancelAttempt(ev);
     }
-    if (!this.restartStrategy.canRestart()) {
-      void this.host.failJob(`restart strategy exhausted after ${this.restartStrategy.maxRestarts} restarts; last failure: ${reason}`);
+    if (!this.ctx.restartStrategy.canRestart()) {
+      void this.ctx.job.failJob(
+        `restart strategy exhausted after ${this.ctx.restartStrategy.maxRestarts} restarts; last failure: ${reason}`,
+      );
       return;
     }
-    this.restartStrategy.notifyRestart();
-    const notBefore = this.ctx.clock.now() + this.restartStrategy.delayMs;
-    this.coordinators.notifyOfReset(evs);
+    this.ctx.restartStrategy.notifyRestart();
+    const notBefore = this.ctx.clock.now() + this.ctx.restartStrategy.delayMs;
+    this.ctx.coordinators.notifyOfReset(evs);
     this.graph.resetForNewExecutions(evs);
-    this.coordinators.afterSourceResets(this.graph, evs);
-    this.scheduler.delayRestart(evs, notBefore);
-    this.logger.info({ tasks: evs.map((e) => e.key), restarts: this.restartStrategy.restarts }, 'restarting tasks');
+    this.ctx.coordinators.afterSourceResets(this.graph, evs);
+    this.ctx.scheduler.delayRestart(evs, notBefore);
+    this.ctx.logger.info(
+      { tasks: evs.map((e) => e.key), restarts: this.ctx.restartStrategy.restarts },
+      'restarting tasks',
+    );
     this.ctx.onSlotsFreed();
-    this.scheduler.schedule();
+    this.ctx.scheduler.schedule();
   }
 
   /** Cancels one running attempt (its result is no longer wanted). */
@@ -109,9 +106,11 @@ export class Failover {
     this.graph.transition(ev, 'CANCELED');
     if (!tm) return;
     this.ctx.registry.freeSlot(tm.id);
-    this.gateway.cancelTask(tm, { epoch: this.ctx.epoch, execution: id }).catch((err: unknown) => {
-      this.logger.warn({ err: errorMessage(err), taskManagerId: tm.id }, 'cancel failed');
-    });
+    this.ctx.gateway
+      .cancelTask(tm, { epoch: this.ctx.epoch, execution: id, deploy_epoch: ev.attemptEpoch })
+      .catch((err: unknown) => {
+        this.ctx.logger.warn({ err: errorMessage(err), taskManagerId: tm.id }, 'cancel failed');
+      });
   }
 
   /** Cancels every running attempt: the job failed or is canceled. */
@@ -124,9 +123,11 @@ export class Failover {
         if (!tm) continue;
         this.ctx.registry.freeSlot(tm.id);
         calls.push(
-          this.gateway.cancelTask(tm, { epoch: this.ctx.epoch, execution: attemptIdOf(ev) }).catch((err: unknown) => {
-            this.logger.warn({ err: errorMessage(err), taskManagerId: tm.id }, 'cancel failed');
-          }),
+          this.ctx.gateway
+            .cancelTask(tm, { epoch: this.ctx.epoch, execution: attemptIdOf(ev), deploy_epoch: ev.attemptEpoch })
+            .catch((err: unknown) => {
+              this.ctx.logger.warn({ err: errorMessage(err), taskManagerId: tm.id }, 'cancel failed');
+            }),
         );
       }
     }

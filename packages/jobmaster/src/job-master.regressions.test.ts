@@ -3,7 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Configuration, decodeMessage, encodeMessage, partitionKey, silentLogger, systemClock } from '@rebound/core';
-import type { JobGraph__Output, PartitionWithMetrics, RecoveryReport, TaskDeploymentDescriptor__Output } from '@rebound/core';
+import type {
+  JobGraph__Output,
+  PartitionWithMetrics,
+  RecoveryReport,
+  TaskDeploymentDescriptor__Output,
+} from '@rebound/core';
 import { buildJob, defineJob } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager, jobEventsDir } from '@rebound/event-store';
 import { JobMaster } from './job-master.js';
@@ -52,13 +57,42 @@ describe('JobMaster regressions', () => {
         .writeAsText(out);
     });
     const built = await buildJob(def, []);
-    const graph = decodeMessage<JobGraph__Output>('JobGraph', encodeMessage('JobGraph', { ...built.graph, job_id: JOB_ID, module_digest: '0'.repeat(64) }));
-    const config = Configuration.of({ 'heartbeat.timeout': '1 min', 'execution.batch.job-recovery.previous-worker.recovery.timeout': '0 ms', ...extraConfig });
-    const registry = new TaskManagerRegistry(epoch, `jm-${epoch}`, config, { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} }, silentLogger(), systemClock);
+    const graph = decodeMessage<JobGraph__Output>(
+      'JobGraph',
+      encodeMessage('JobGraph', { ...built.graph, job_id: JOB_ID, module_digest: '0'.repeat(64) }),
+    );
+    const config = Configuration.of({
+      'heartbeat.timeout': '1 min',
+      'execution.batch.job-recovery.previous-worker.recovery.timeout': '0 ms',
+      ...extraConfig,
+    });
+    const registry = new TaskManagerRegistry(
+      epoch,
+      `jm-${epoch}`,
+      config,
+      { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} },
+      silentLogger(),
+      systemClock,
+    );
     registries.push(registry);
-    for (const t of taskManagers) registry.register({ task_manager_id: t.id, address: t.address, slots: 8, epoch, jobs_with_retained_partitions: [JOB_ID], session_id: `session-${t.id}` });
+    for (const t of taskManagers)
+      registry.register({
+        task_manager_id: t.id,
+        address: t.address,
+        slots: 8,
+        epoch,
+        jobs_with_retained_partitions: [JOB_ID],
+        session_id: `session-${t.id}`,
+      });
     const events = new JobEventManager(
-      new FileSystemJobEventStore({ haDir, jobId: JOB_ID, epoch, jobMasterId: `jm-${epoch}`, currentLeaderEpoch: () => leaderEpoch, flushIntervalMs: 10 }),
+      new FileSystemJobEventStore({
+        haDir,
+        jobId: JOB_ID,
+        epoch,
+        jobMasterId: `jm-${epoch}`,
+        currentLeaderEpoch: () => leaderEpoch,
+        flushIntervalMs: 10,
+      }),
       systemClock,
     );
     const recoveries: RecoveryReport[] = [];
@@ -149,19 +183,36 @@ describe('JobMaster regressions', () => {
     try {
       leaderEpoch = 2;
       deployed.length = 0;
-      const second = await jobMaster(2, [{ id: 'tm-1', address: tm.address }, { id: 'tm-old', address: holder.address }], {
-        'execution.batch.job-recovery.previous-worker.recovery.timeout': '200 ms',
-      });
+      const second = await jobMaster(
+        2,
+        [
+          { id: 'tm-1', address: tm.address },
+          { id: 'tm-old', address: holder.address },
+        ],
+        {
+          'execution.batch.job-recovery.previous-worker.recovery.timeout': '200 ms',
+        },
+      );
       await second.job.start(true);
       await until(() => deployed.length === 4, 'the second leader to deploy the sources again');
-      expect(deployed.map((d) => [d.execution!.attempt, d.epoch])).toEqual([[0, 2], [0, 2], [0, 2], [0, 2]]);
+      expect(deployed.map((d) => [d.execution!.attempt, d.epoch])).toEqual([
+        [0, 2],
+        [0, 2],
+        [0, 2],
+        [0, 2],
+      ]);
       // Nothing finished needs a partition, so the window closes at once and the answer is late.
       await until(() => retained.released.length === 4, 'the old partitions to be released');
       expect(retained.released.sort()).toEqual(oldIds.map((id) => partitionKey(id)).sort());
       for (const tdd of deployed.splice(0)) finishTask(second.job, tdd, [8]);
       await until(() => deployed.length > 0, 'the consumer to be deployed');
       const read = deployed[0]!.inputs.flatMap((i) => i.partitions.map((p) => p.partition_id!));
-      expect(read.map((id) => [id.attempt, id.epoch])).toEqual([[0, 2], [0, 2], [0, 2], [0, 2]]);
+      expect(read.map((id) => [id.attempt, id.epoch])).toEqual([
+        [0, 2],
+        [0, 2],
+        [0, 2],
+        [0, 2],
+      ]);
       expect(read.map((id) => partitionKey(id))).not.toContain(partitionKey(oldIds[0]!));
       await second.job.cancel();
     } finally {
@@ -187,11 +238,17 @@ describe('JobMaster regressions', () => {
     const a = await fakeTaskManager(deployedA, retainedA);
     const b = await fakeTaskManager(deployedB, retainedB);
     try {
-      const tms = [{ id: 'tm-a', address: a.address }, { id: 'tm-b', address: b.address }];
+      const tms = [
+        { id: 'tm-a', address: a.address },
+        { id: 'tm-b', address: b.address },
+      ];
       const first = await jobMaster(1, tms);
       await first.job.start();
       await until(() => deployedA.length + deployedB.length === 4, 'the source deployments');
-      await until(() => first.job.graph.vertices[0]!.vertices.every((ev) => ev.state === 'RUNNING'), 'the sources to run');
+      await until(
+        () => first.job.graph.vertices[0]!.vertices.every((ev) => ev.state === 'RUNNING'),
+        'the sources to run',
+      );
       for (const tdd of [...deployedA, ...deployedB]) finishTask(first.job, tdd, [8]);
       await until(() => first.job.graph.vertices[0]!.isFinished(), 'the sources to finish');
       await first.events.flush();
@@ -213,14 +270,20 @@ describe('JobMaster regressions', () => {
       retainedA.delayMs = 30;
       retainedB.delayMs = 30;
       leaderEpoch = 2;
-      const second = await jobMaster(2, tms, { 'execution.batch.job-recovery.previous-worker.recovery.timeout': '2 s' });
+      const second = await jobMaster(2, tms, {
+        'execution.batch.job-recovery.previous-worker.recovery.timeout': '2 s',
+      });
       await second.job.start(true);
       const staleOn = (tmId: string) =>
-        [...producedOn].filter(([, on]) => on !== tmId).map(([subtask]) => partitionKey(partition(subtask).partition_id!)).sort();
+        [...producedOn]
+          .filter(([, on]) => on !== tmId)
+          .map(([subtask]) => partitionKey(partition(subtask).partition_id!))
+          .sort();
       // Both TaskManagers hold stale copies, so each has answered (and its answer was handled)
       // once it saw as many releases as it holds stale copies: no fixed wait for the slower one.
       await until(
-        () => retainedA.released.length >= staleOn('tm-a').length && retainedB.released.length >= staleOn('tm-b').length,
+        () =>
+          retainedA.released.length >= staleOn('tm-a').length && retainedB.released.length >= staleOn('tm-b').length,
         'both TaskManagers to answer and their stale copies to be released',
       );
       for (const ev of second.job.graph.vertices[0]!.vertices) {
@@ -229,7 +292,11 @@ describe('JobMaster regressions', () => {
       }
       expect(retainedA.released.sort()).toEqual(staleOn('tm-a'));
       expect(retainedB.released.sort()).toEqual(staleOn('tm-b'));
-      expect(second.recoveries.at(-1)).toMatchObject({ executions_recovered: 4, partitions_reused: 4, partitions_missing: 0 });
+      expect(second.recoveries.at(-1)).toMatchObject({
+        executions_recovered: 4,
+        partitions_reused: 4,
+        partitions_missing: 0,
+      });
       await second.job.cancel();
     } finally {
       await a.close();

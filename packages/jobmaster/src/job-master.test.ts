@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Configuration, decodeMessage, encodeMessage, silentLogger, systemClock } from '@rebound/core';
+import { Configuration, NotLeaderError, decodeMessage, encodeMessage, silentLogger, systemClock } from '@rebound/core';
 import type { JobGraph__Output, TaskDeploymentDescriptor__Output } from '@rebound/core';
 import { buildJob, defineJob } from '@rebound/api';
 import { JobMaster } from './job-master.js';
@@ -22,8 +22,24 @@ describe('JobMaster scheduling', () => {
     terminal = [];
     tms = [await fakeTaskManager(deployed), await fakeTaskManager(deployed)];
     const config = Configuration.of({ 'heartbeat.timeout': '1 min', 'restart-strategy.fixed-delay.delay': '0 ms' });
-    registry = new TaskManagerRegistry(7, 'jm-test', config, { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} }, silentLogger(), systemClock);
-    tms.forEach((tm, i) => registry.register({ task_manager_id: `tm-${i}`, address: tm.address, slots: 2, epoch: 7, jobs_with_retained_partitions: [], session_id: `session-${i}` }));
+    registry = new TaskManagerRegistry(
+      7,
+      'jm-test',
+      config,
+      { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} },
+      silentLogger(),
+      systemClock,
+    );
+    tms.forEach((tm, i) =>
+      registry.register({
+        task_manager_id: `tm-${i}`,
+        address: tm.address,
+        slots: 2,
+        epoch: 7,
+        jobs_with_retained_partitions: [],
+        session_id: `session-${i}`,
+      }),
+    );
   });
 
   afterEach(async () => {
@@ -31,7 +47,7 @@ describe('JobMaster scheduling', () => {
     await Promise.all(tms.map((t) => t.close()));
   });
 
-  async function startJob(): Promise<JobMaster> {
+  async function startJob(saveCommitManifest = async (): Promise<void> => {}): Promise<JobMaster> {
     const def = defineJob('seq-sum', (env) => {
       env
         .generateSequence(0, 99, { splitSize: 25 })
@@ -53,14 +69,17 @@ describe('JobMaster scheduling', () => {
       epoch: 7,
       jobmasterId: 'jm-test',
       address: '127.0.0.1:1',
-      config: Configuration.of({ 'restart-strategy.fixed-delay.delay': '0 ms', 'restart-strategy.fixed-delay.attempts': '3' }),
+      config: Configuration.of({
+        'restart-strategy.fixed-delay.delay': '0 ms',
+        'restart-strategy.fixed-delay.attempts': '3',
+      }),
       registry,
       logger: silentLogger(),
       clock: systemClock,
       electedAtMs: Date.now(),
       recoveries: [],
       saveRecoveries: async () => {},
-      saveCommitManifest: async () => {},
+      saveCommitManifest,
       onTerminal: async (j) => {
         terminal.push(j);
       },
@@ -100,13 +119,40 @@ describe('JobMaster scheduling', () => {
     expect(await readFile(join(out, '_SUCCESS'), 'utf8')).toBe('');
   });
 
+  // etcd chaos seed 2: an etcd member cut off during the commit used to fail a job whose work was done.
+  it('a leadership that ends while the commit manifest is written leaves the commit to the next leader', async () => {
+    let attempts = 0;
+    const job = await startJob(async () => {
+      attempts++;
+      throw new NotLeaderError('storing the job attachment: this leadership ended while the HA store did not answer');
+    });
+    await until(() => deployed.length === 4, 'source deployments');
+    for (const d of deployed.slice(0, 4)) finishTask(job, d, [100, 0, 0, 100]);
+    await until(() => deployed.length === 8, 'all consumers');
+    for (const c of deployed.slice(4)) {
+      await mkdir(dirname(c.sink_temp_file), { recursive: true });
+      await writeFile(c.sink_temp_file, `part ${c.execution!.subtask}\n`);
+      finishTask(job, c);
+    }
+    await until(() => attempts === 1, 'the commit to begin');
+    await new Promise((r) => setImmediate(r));
+    expect(job.state).not.toBe('FAILED');
+    expect(job.status().failure ?? '').toBe('');
+    expect(terminal).toHaveLength(0);
+    await expect(readFile(join(out, '_SUCCESS'), 'utf8')).rejects.toThrow(/ENOENT/);
+  });
+
   it('restarts a failed task alone, and reruns the producer of a partition that was not found', async () => {
     const job = await startJob();
     await until(() => deployed.length === 4, 'source deployments');
     const failed = deployed[1]!;
     job.onTaskExecutionState({ ...stateOf(failed), state: 'FAILED', error_code: 'USER_CODE', error_message: 'boom' });
     await until(() => deployed.length === 5, 'redeployment');
-    expect(deployed[4]!.execution).toMatchObject({ vertex_id: failed.execution!.vertex_id, subtask: failed.execution!.subtask, attempt: 1 });
+    expect(deployed[4]!.execution).toMatchObject({
+      vertex_id: failed.execution!.vertex_id,
+      subtask: failed.execution!.subtask,
+      attempt: 1,
+    });
     for (const d of deployed.filter((d) => d !== failed)) finishTask(job, d, [10, 10, 10, 10]);
     await until(() => deployed.some((d) => d.execution!.vertex_id !== 'v-op-1'), 'consumers');
     const consumer = deployed.find((d) => d.execution!.vertex_id !== 'v-op-1')!;
@@ -121,13 +167,23 @@ describe('JobMaster scheduling', () => {
     });
     // The producer of the lost partition reruns with a new attempt; the consumer waits for it.
     await until(() => deployed.length > before, 'producer rerun');
-    expect(deployed[before]!.execution).toMatchObject({ vertex_id: 'v-op-1', subtask: lost.subtask, attempt: lost.attempt + 1 });
-    expect(job.graph.executionVertex(consumer.execution!.vertex_id, consumer.execution!.subtask)!.state).toBe('CREATED');
+    expect(deployed[before]!.execution).toMatchObject({
+      vertex_id: 'v-op-1',
+      subtask: lost.subtask,
+      attempt: lost.attempt + 1,
+    });
+    expect(job.graph.executionVertex(consumer.execution!.vertex_id, consumer.execution!.subtask)!.state).toBe(
+      'CREATED',
+    );
     expect(job.restarts).toBe(2);
     // Both failures are in the exception history, newest first, with the subtask and its TaskManager.
     const history = job.exceptionHistory.snapshot();
     expect(history.entries.map((e) => [e.exceptionName, e.stacktrace, e.taskName])).toEqual([
-      ['PartitionNotFound', 'gone', expect.stringMatching(new RegExp(` \\(${consumer.execution!.subtask + 1}/\\d+\\)$`))],
+      [
+        'PartitionNotFound',
+        'gone',
+        expect.stringMatching(new RegExp(` \\(${consumer.execution!.subtask + 1}/\\d+\\)$`)),
+      ],
       ['TaskFailure', 'boom', expect.stringMatching(new RegExp(` \\(${failed.execution!.subtask + 1}/4\\)$`))],
     ]);
     expect(history.entries[1]!.taskManagerId).toBeTruthy();
@@ -139,13 +195,23 @@ describe('JobMaster scheduling', () => {
     await until(() => deployed.length === 4, 'source deployments');
     for (let i = 0; i < 4; i++) {
       const current = deployed[deployed.length - 1]!;
-      job.onTaskExecutionState({ ...stateOf(current), state: 'FAILED', error_code: 'USER_CODE', error_message: `boom ${i}` });
+      job.onTaskExecutionState({
+        ...stateOf(current),
+        state: 'FAILED',
+        error_code: 'USER_CODE',
+        error_message: `boom ${i}`,
+      });
       if (i < 3) await until(() => deployed.length === 5 + i, 'redeployment');
     }
     await until(() => terminal.length === 1, 'job failure');
     expect(job.state).toBe('FAILED');
     expect(job.failure).toMatch(/restart strategy exhausted after 3 restarts; last failure: boom 3/);
-    expect(job.exceptionHistory.snapshot().entries.map((e) => e.stacktrace)).toEqual(['boom 3', 'boom 2', 'boom 1', 'boom 0']);
+    expect(job.exceptionHistory.snapshot().entries.map((e) => e.stacktrace)).toEqual([
+      'boom 3',
+      'boom 2',
+      'boom 1',
+      'boom 0',
+    ]);
   });
 });
 

@@ -1,6 +1,16 @@
-import { ErrorCode, ReboundError, TERMINAL_JOB_STATES, attemptKey, errorMessage, type JobState } from '@rebound/core';
+import {
+  ErrorCode,
+  ReboundError,
+  TERMINAL_JOB_STATES,
+  attemptKey,
+  errorMessage,
+  type JobState,
+  IllegalStateError,
+  UnavailableError,
+  StaleEpochError,
+  isNotLeader,
+} from '@rebound/core';
 import type {
-  Clock,
   Configuration,
   CoordinationRequest__Output,
   CoordinationResponse,
@@ -9,67 +19,43 @@ import type {
   JobGraph__Output,
   JobStatus,
   Logger,
-  RecoveryReport,
   ResultPartitionId__Output,
   SplitRequest__Output,
   SplitResponse,
   TaskExecutionState__Output,
 } from '@rebound/core';
 import type { Transformation } from '@rebound/api';
-import type { JobEventManager } from '@rebound/event-store';
-import { AdaptiveBatchScheduler, type SchedulingContext } from './adaptive-batch-scheduler.js';
-import type { CrashPoints } from './crash-points.js';
+import { AdaptiveBatchScheduler } from './adaptive-batch-scheduler.js';
 import { ExecutionGraph, type ExecutionVertex } from './execution-graph.js';
-import { Failover, type FailoverContext } from './failover.js';
+import { Failover } from './failover.js';
 import { ExceptionHistory } from './exception-history.js';
+import type { JobMasterContext } from './job-master-context.js';
 import { buildJobStatus } from './job-status.js';
 import { OperatorCoordinators } from './operator-coordinators.js';
-import type { BatchJobRecoveryContext, BatchJobRecoveryHandler } from './recovery/batch-job-recovery-handler.js';
+import type { BatchJobRecoveryHandler } from './recovery/batch-job-recovery-handler.js';
 import { DefaultBatchJobRecoveryHandler } from './recovery/default-batch-job-recovery-handler.js';
 import { DummyBatchJobRecoveryHandler } from './recovery/dummy-batch-job-recovery-handler.js';
 import { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';
-import { applyCommit, sinkFinalFile, type CommitManifest } from './sink-committer.js';
-import { RpcTaskExecutorGateway, type TaskExecutorGateway } from './task-executor-gateway.js';
-import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-registry.js';
+import { checkCollectLimits } from './collect-result.js';
+import { applyCommit, commitManifestOf } from './sink-committer.js';
+import { RpcTaskExecutorGateway } from './task-executor-gateway.js';
+import type { RegisteredTaskManager } from './task-manager-registry.js';
 
 /**
  * A TaskManager's report or request as the JobMaster sees it: the caller's session was checked
  * by the leader (LeaderServices) before it got here.
  */
-export type TaskExecutionUpdate = Omit<TaskExecutionState__Output, 'session_id'>;
-export type TaskSplitRequest = Omit<SplitRequest__Output, 'session_id' | 'task_manager_id'>;
-export type TaskCoordinationRequest = Omit<CoordinationRequest__Output, 'session_id' | 'task_manager_id'>;
-
-/** What the JobMaster needs from the leader process around it. */
-export interface JobMasterContext {
-  readonly epoch: number;
-  readonly jobmasterId: string;
-  readonly address: string;
-  readonly config: Configuration;
-  readonly registry: TaskManagerRegistry;
-  /** How calls reach the TaskManagers; gRPC through `registry` unless a test stands in for them. */
-  readonly gateway?: TaskExecutorGateway;
-  readonly logger: Logger;
-  readonly clock: Clock;
-  /** Persists the commit manifest before any file is renamed. */
-  saveCommitManifest(jobId: string, manifest: CommitManifest): Promise<void>;
-  /** Called once when the job reaches a globally terminal state. */
-  onTerminal(job: JobMaster): Promise<void>;
-  /** Something changed that may let other jobs schedule (a slot was freed). */
-  onSlotsFreed(): void;
-  /** The job's event log, when batch job recovery is enabled for it. */
-  readonly events?: JobEventManager;
-  /** Test-only crash points of this process (undefined unless debug.crash.* is set). */
-  readonly crashPoints?: CrashPoints;
-  /** When this leader was elected (for the recovery report). */
-  readonly electedAtMs: number;
-  /** When the previous leader was last heard of, when this leadership took over its expired lease. */
-  readonly previousLeaderLastHeardMs?: number;
-  /** Recovery reports of earlier failovers, kept with the job. */
-  readonly recoveries: RecoveryReport[];
-  /** The job's partition read capability, shipped in every deployment (unit tests run without one). */
-  readonly partitionReadCapability?: string;
-  saveRecoveries(jobId: string, reports: readonly RecoveryReport[]): Promise<void>;
+export type TaskExecutionUpdate = Omit<TaskExecutionState__Output, 'session_id' | 'deploy_epoch'> & DeployEpoch;
+export type TaskSplitRequest = Omit<SplitRequest__Output, 'session_id' | 'task_manager_id' | 'deploy_epoch'> &
+  DeployEpoch;
+export type TaskCoordinationRequest = Omit<
+  CoordinationRequest__Output,
+  'session_id' | 'task_manager_id' | 'deploy_epoch'
+> &
+  DeployEpoch;
+/** Epoch of the leader that deployed the attempt; absent or 0: the leader called. */
+interface DeployEpoch {
+  readonly deploy_epoch?: number;
 }
 
 /**
@@ -78,14 +64,13 @@ export interface JobMasterContext {
  * OperatorCoordinators, and the BatchJobRecoveryHandler (FLIP-383). The JobMaster owns the job's
  * state, routes the TaskManagers' reports to its parts, and commits the sinks at the end.
  */
-export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRecoveryContext {
+export class JobMaster {
   graph: ExecutionGraph;
   state: JobState = 'CREATED';
   failure = '';
   finishedAtMs = 0;
   readonly notes: string[] = [];
   readonly coordinators: OperatorCoordinators;
-  readonly sinkTemps = new Map<string, string>();
   private readonly logger: Logger;
   private readonly jobConfig: Configuration;
   private readonly restartStrategy: FixedDelayRestartBackoffTimeStrategy;
@@ -101,22 +86,67 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
   constructor(
     readonly jobGraph: JobGraph__Output,
     operators: ReadonlyMap<string, Transformation>,
-    private readonly ctx: JobMasterContext,
+    private readonly ctx: JobMasterContext<JobMaster>,
   ) {
     this.graph = new ExecutionGraph(jobGraph);
     this.logger = ctx.logger.child({ component: 'JobMaster', jobId: jobGraph.job_id });
     this.jobConfig = ctx.config.with(jobGraph.config);
-    this.coordinators = new OperatorCoordinators(operators, this.logger, (reason) => void this.failJob(reason));
+    this.coordinators = new OperatorCoordinators({
+      operators,
+      logger: this.logger,
+      onFailure: (reason) => void this.failJob(reason),
+    });
     this.restartStrategy = FixedDelayRestartBackoffTimeStrategy.fromConfig(this.jobConfig);
-    const gateway = ctx.gateway ?? new RpcTaskExecutorGateway(ctx.registry);
-    this.scheduler = new AdaptiveBatchScheduler(this, jobGraph, ctx, gateway, this.jobConfig, this.coordinators, this.sinkTemps, this.restartStrategy, this.logger);
-    this.exceptionHistory = new ExceptionHistory(this.jobConfig.getInt('web.exception-history-size'));
-    this.failover = new Failover(this, ctx, gateway, this.coordinators, this.scheduler, this.restartStrategy, this.logger, this.exceptionHistory);
-    if (ctx.events) {
-      this.recovery = new DefaultBatchJobRecoveryHandler(this, ctx.events, ctx, gateway, this.jobConfig, this.logger);
-    } else {
-      this.recovery = new DummyBatchJobRecoveryHandler(this, ctx.epoch, gateway, this.logger);
-    }
+    const { epoch, registry, clock, crashPoints } = ctx;
+    const gateway = ctx.gateway ?? new RpcTaskExecutorGateway(registry);
+    const { coordinators, jobConfig, logger, restartStrategy } = this;
+    this.scheduler = new AdaptiveBatchScheduler({
+      job: this,
+      jobConfig,
+      coordinators,
+      restartDelayMs: restartStrategy.delayMs,
+      epoch,
+      address: ctx.address,
+      partitionReadCapability: ctx.partitionReadCapability,
+      registry,
+      gateway,
+      clock,
+      logger,
+      crashPoints,
+    });
+    this.exceptionHistory = new ExceptionHistory(jobConfig.getInt('web.exception-history-size'));
+    this.failover = new Failover({
+      job: this,
+      coordinators,
+      scheduler: this.scheduler,
+      restartStrategy,
+      exceptionHistory: this.exceptionHistory,
+      epoch,
+      registry,
+      gateway,
+      clock,
+      logger,
+      onSlotsFreed: () => ctx.onSlotsFreed(),
+    });
+    this.recovery = ctx.events
+      ? new DefaultBatchJobRecoveryHandler({
+          job: this,
+          events: ctx.events,
+          jobConfig,
+          coordinators,
+          epoch,
+          registry,
+          gateway,
+          clock,
+          logger,
+          crashPoints,
+          electedAtMs: ctx.electedAtMs,
+          previousLeaderLastHeardMs: ctx.previousLeaderLastHeardMs,
+          taskManagerDirectory: ctx.taskManagerDirectory,
+          recoveries: ctx.recoveries,
+          saveRecoveries: (jobId, reports) => ctx.saveRecoveries(jobId, reports),
+        })
+      : new DummyBatchJobRecoveryHandler({ job: this, epoch, gateway, logger });
   }
 
   get jobId(): string {
@@ -147,6 +177,8 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
       for (const ejv of this.graph.vertices) {
         if (ejv.isSource && !ejv.isInitialized) await this.scheduler.initializeSourceVertex(ejv);
       }
+      // Before any source task runs (see vertexDecisionsDurable).
+      await this.recovery.vertexDecisionsDurable();
     } catch (err) {
       await this.failJob(errorMessage(err));
       return;
@@ -158,14 +190,9 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     this.schedule();
   }
 
-  // BatchJobRecoveryContext
-  taskManagers(): RegisteredTaskManager[] {
-    return this.ctx.registry.all();
-  }
-
+  /** Recovery could not use the log: the job starts over on a fresh graph. */
   async restartFromScratch(): Promise<void> {
     await this.coordinators.clear();
-    this.sinkTemps.clear();
     this.graph = new ExecutionGraph(this.jobGraph);
   }
 
@@ -183,15 +210,29 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     this.scheduler.schedule();
   }
 
-  /** Finds the execution vertex whose *current* attempt is `id`; stale attempts are ignored. */
-  currentAttempt(id: ExecutionAttemptId__Output | null): ExecutionVertex | undefined {
+  /**
+   * Finds the execution vertex whose *current* attempt is `id` (deployed by the leader of
+   * `deployEpoch`, when given: attempt numbers repeat across leaders); stale attempts are ignored.
+   */
+  currentAttempt(id: ExecutionAttemptId__Output | null, deployEpoch = 0): ExecutionVertex | undefined {
     if (!id) return undefined;
     const ev = this.graph.executionVertex(id.vertex_id, id.subtask);
-    return ev && ev.attempt === id.attempt ? ev : undefined;
+    if (!ev || ev.attempt !== id.attempt) return undefined;
+    return deployEpoch === 0 || ev.attemptEpoch === 0 || ev.attemptEpoch === deployEpoch ? ev : undefined;
+  }
+
+  /**
+   * While RECONCILING, the kept tasks this leader adopts may already report to it (they answer to
+   * it from the moment they told it about themselves); they are asked to retry until it knows them.
+   */
+  private refuseWhileReconciling(what: string): void {
+    if (this.state === 'RECONCILING')
+      throw new UnavailableError(`${what}: the job is reconciling after a JobMaster failover; retry`);
   }
 
   onTaskExecutionState(update: TaskExecutionUpdate): void {
-    const ev = this.currentAttempt(update.execution);
+    this.refuseWhileReconciling('task update');
+    const ev = this.currentAttempt(update.execution, update.deploy_epoch);
     if (!ev || update.epoch !== this.ctx.epoch) {
       this.logger.debug({ execution: update.execution, epoch: update.epoch }, 'ignoring an update of a stale attempt');
       return;
@@ -219,7 +260,12 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     const location = ev.location ?? { task_manager_id: tmId, address: this.ctx.registry.get(tmId)?.address ?? '' };
     this.ctx.registry.freeSlot(location.task_manager_id);
     this.coordinators.subtaskFinished(ev);
-    this.graph.markFinished(ev, location, metrics ?? { records_in: 0, records_out: 0, bytes_in: 0, bytes_out: 0, subpartition_bytes: [] }, this.ctx.clock.now());
+    this.graph.markFinished(
+      ev,
+      location,
+      metrics ?? { records_in: 0, records_out: 0, bytes_in: 0, bytes_out: 0, subpartition_bytes: [] },
+      this.ctx.clock.now(),
+    );
     if (ev.jobVertex.isFinished()) {
       this.logger.info({ vertexId: ev.jobVertex.id, vertexName: ev.jobVertex.name }, 'vertex finished');
     }
@@ -241,13 +287,20 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
   }
 
   requestSplit(req: TaskSplitRequest): SplitResponse {
+    // An adopted reader may ask before reconciliation is over: nothing for it yet.
+    if (req.epoch === this.ctx.epoch && this.state === 'RECONCILING')
+      return { split_json: '', no_more_splits: false, retry_after_ms: 100 };
     if (req.epoch !== this.ctx.epoch || this.state !== 'RUNNING') {
-      throw new ReboundError(ErrorCode.STALE_EPOCH, `split request of epoch ${req.epoch} to a JobMaster of epoch ${this.ctx.epoch}`);
+      throw new StaleEpochError(
+        req.epoch,
+        this.ctx.epoch,
+        `split request of epoch ${req.epoch} to a JobMaster of epoch ${this.ctx.epoch}`,
+      );
     }
-    const ev = this.currentAttempt(req.execution);
+    const ev = this.currentAttempt(req.execution, req.deploy_epoch);
     const coordinator = req.execution ? this.coordinators.source(req.execution.vertex_id) : undefined;
     if (!ev || !coordinator) {
-      throw new ReboundError(ErrorCode.ILLEGAL_STATE, `no running source attempt ${req.execution ? attemptKey(req.execution) : '?'}`);
+      throw new IllegalStateError(`no running source attempt ${req.execution ? attemptKey(req.execution) : '?'}`);
     }
     let answer;
     try {
@@ -258,21 +311,29 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
       }
       throw err;
     }
-    if ('split' in answer) return { split_json: JSON.stringify(answer.split), no_more_splits: false, retry_after_ms: 0 };
+    if ('split' in answer)
+      return { split_json: JSON.stringify(answer.split), no_more_splits: false, retry_after_ms: 0 };
     if ('noMoreSplits' in answer) return { split_json: '', no_more_splits: true, retry_after_ms: 0 };
     return { split_json: '', no_more_splits: false, retry_after_ms: answer.retryAfterMs };
   }
 
   /** A task's request to a user coordinator of its vertex. */
   async handleCoordinationRequest(req: TaskCoordinationRequest): Promise<CoordinationResponse> {
+    if (req.epoch === this.ctx.epoch) this.refuseWhileReconciling('coordination request');
     if (req.epoch !== this.ctx.epoch || this.state !== 'RUNNING') {
-      throw new ReboundError(ErrorCode.STALE_EPOCH, `coordination request of epoch ${req.epoch} to a JobMaster of epoch ${this.ctx.epoch}`);
+      throw new StaleEpochError(
+        req.epoch,
+        this.ctx.epoch,
+        `coordination request of epoch ${req.epoch} to a JobMaster of epoch ${this.ctx.epoch}`,
+      );
     }
-    const ev = this.currentAttempt(req.execution);
-    if (!ev) throw new ReboundError(ErrorCode.ILLEGAL_STATE, `no running attempt ${req.execution ? attemptKey(req.execution) : '?'}`);
+    const ev = this.currentAttempt(req.execution, req.deploy_epoch);
+    if (!ev) throw new IllegalStateError(`no running attempt ${req.execution ? attemptKey(req.execution) : '?'}`);
     const holder = this.coordinators.userOf(ev.jobVertex.id).find((h) => h.operatorId === req.operator_id);
     if (!holder) {
-      throw new ReboundError(ErrorCode.ILLEGAL_STATE, `operator ${req.operator_id} of vertex '${ev.jobVertex.name}' has no coordinator (pass { coordinator } to process())`);
+      throw new IllegalStateError(
+        `operator ${req.operator_id} of vertex '${ev.jobVertex.name}' has no coordinator (pass { coordinator } to process())`,
+      );
     }
     try {
       return { response_json: await holder.handleRequest(ev.subtask, ev.attempt, req.request_json) };
@@ -282,17 +343,31 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     }
   }
 
+  vertexDecisionsDurable(): Promise<void> | undefined {
+    return this.recovery.vertexDecisionsDurable();
+  }
+
   async finishJob(): Promise<void> {
     if (this.state !== 'RUNNING' || this.committing) return;
     // FINISHED is reported only once the output is committed: a client that sees FINISHED
     // (e.g. `rebound submit` without --detached) must find the output in place.
     this.committing = true;
     try {
-      const manifest = this.commitManifest();
+      await checkCollectLimits(this.graph, this.jobConfig);
+      const manifest = commitManifestOf(this.graph);
       await this.ctx.saveCommitManifest(this.jobId, manifest);
       await applyCommit(manifest);
       this.state = 'FINISHED';
     } catch (err) {
+      if (isNotLeader(err)) {
+        // Not a failure of the job: its manifest is either stored, and the next leader applies
+        // it, or not, and the next leader finds the job done and commits it again.
+        this.logger.warn(
+          { err: errorMessage(err) },
+          'leadership ended during the commit; the next leader completes it',
+        );
+        return;
+      }
       this.state = 'FAILED';
       this.failure = `committing the sinks failed: ${errorMessage(err)}`;
       this.logger.error({ err: errorMessage(err) }, 'commit failed');
@@ -300,22 +375,6 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     this.finishedAtMs = this.ctx.clock.now();
     this.logger.info({ state: this.state }, 'job terminal');
     await this.reportTerminal();
-  }
-
-  private commitManifest(): CommitManifest {
-    const entries: CommitManifest['entries'] = [];
-    const dirs = new Set<string>();
-    for (const ejv of this.graph.vertices) {
-      const sink = ejv.jobVertex.sink;
-      if (!sink) continue;
-      dirs.add(sink.path);
-      for (const ev of ejv.vertices) {
-        const temp = this.sinkTemps.get(ev.key);
-        if (!temp) throw new ReboundError(ErrorCode.INTERNAL, `no output recorded for sink subtask ${ev.key}`);
-        entries.push({ temp, final: sinkFinalFile(sink.path, ev.subtask) });
-      }
-    }
-    return { jobId: this.jobId, entries, directories: [...dirs] };
   }
 
   async failJob(reason: string): Promise<void> {
@@ -342,7 +401,9 @@ export class JobMaster implements SchedulingContext, FailoverContext, BatchJobRe
     this.scheduler.close();
     await this.coordinators.close();
     // Globally terminal: nothing will ever be recovered, so the log goes.
-    await this.recovery.stop(true).catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'clearing the job events failed'));
+    await this.recovery
+      .stop(true)
+      .catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'clearing the job events failed'));
     if (this.terminalReported) return;
     this.terminalReported = true;
     await this.ctx.onTerminal(this);

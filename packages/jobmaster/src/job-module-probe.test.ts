@@ -26,7 +26,13 @@ describe('JobModuleProbe', () => {
   });
 
   const check = (poison: string, timeoutMs = 20_000) =>
-    probe.check({ jobId: 'j1', modulePath, args: ['--poison', poison, '--input', dir, '--output', join(dir, 'out')], cwd: dir, timeoutMs });
+    probe.check({
+      jobId: 'j1',
+      modulePath,
+      args: ['--poison', poison, '--input', dir, '--output', join(dir, 'out')],
+      cwd: dir,
+      timeoutMs,
+    });
 
   it('passes a module that loads and builds (and one that only exits on a main thread)', async () => {
     await check('none');
@@ -34,14 +40,23 @@ describe('JobModuleProbe', () => {
   });
 
   it('fails a module that exits its process, without this process exiting', async () => {
-    await expect(check('exit')).rejects.toMatchObject({ code: ErrorCode.JOB_MODULE_INVALID, message: expect.stringMatching(/exited its process \(exit code 7\) while loading/) });
+    await expect(check('exit')).rejects.toMatchObject({
+      code: ErrorCode.JOB_MODULE_INVALID,
+      message: expect.stringMatching(/exited its process \(exit code 7\) while loading/),
+    });
   });
 
   it('fails a module that throws while it builds, with its message', async () => {
-    await expect(check('throw')).rejects.toMatchObject({ code: ErrorCode.JOB_MODULE_INVALID, message: expect.stringMatching(/poisoned while building/) });
+    await expect(check('throw')).rejects.toMatchObject({
+      code: ErrorCode.JOB_MODULE_INVALID,
+      message: expect.stringMatching(/poisoned while building/),
+    });
   });
 
   it('ends a module that never finishes loading at the load timeout', async () => {
-    await expect(check('hang', 500)).rejects.toMatchObject({ code: ErrorCode.JOB_MODULE_INVALID, message: expect.stringMatching(/did not finish loading within 500 ms \(jobmaster\.job-module\.load-timeout\)/) });
+    await expect(check('hang', 500)).rejects.toMatchObject({
+      code: ErrorCode.JOB_MODULE_INVALID,
+      message: expect.stringMatching(/did not finish loading within 500 ms \(jobmaster\.job-module\.load-timeout\)/),
+    });
   });
 });

@@ -1,10 +1,10 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { bundleJobModule } from '@rebound/api';
-import { ErrorCode, ReboundError } from '@rebound/core';
+import { ErrorCode, ReboundError, JobModuleInvalidError } from '@rebound/core';
 
 /** A job module that exits, throws or hangs while it loads: the job fails, the JobMaster lives. */
 export class PoisonJobModuleError extends ReboundError {
@@ -54,11 +54,16 @@ export class JobModuleProbe {
         worker.once('exit', (exit) => resolve({ exit }));
       });
       if (outcome === 'timeout') {
-        throw new PoisonJobModuleError(opts.jobId, `did not finish loading within ${opts.timeoutMs} ms (jobmaster.job-module.load-timeout)`);
+        throw new PoisonJobModuleError(
+          opts.jobId,
+          `did not finish loading within ${opts.timeoutMs} ms (jobmaster.job-module.load-timeout)`,
+        );
       }
-      if ('exit' in outcome) throw new PoisonJobModuleError(opts.jobId, `exited its process (exit code ${outcome.exit}) while loading`);
-      if ('error' in outcome) throw new PoisonJobModuleError(opts.jobId, `crashed while loading: ${outcome.error.message.split('\n')[0]}`);
-      if (!outcome.ok) throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `job ${opts.jobId}: ${outcome.message.split('\n')[0]}`);
+      if ('exit' in outcome)
+        throw new PoisonJobModuleError(opts.jobId, `exited its process (exit code ${outcome.exit}) while loading`);
+      if ('error' in outcome)
+        throw new PoisonJobModuleError(opts.jobId, `crashed while loading: ${outcome.error.message.split('\n')[0]}`);
+      if (!outcome.ok) throw new JobModuleInvalidError(`job ${opts.jobId}: ${outcome.message.split('\n')[0]}`);
     } finally {
       clearTimeout(timer);
       await worker.terminate();
@@ -71,7 +76,9 @@ export class JobModuleProbe {
    */
   private bundledEntry(): Promise<{ dir: string; file: string }> {
     this.entry ??= (async () => {
-      const bundle = await bundleJobModule(fileURLToPath(new URL('./job-module-probe-entry.ts', import.meta.url)));
+      // Through the package, not this file: from the CLI's bundle (packages/cli/dist) too.
+      const src = dirname(createRequire(import.meta.url).resolve('@rebound/jobmaster'));
+      const bundle = await bundleJobModule(join(src, 'job-module-probe-entry.ts'));
       const dir = await mkdtemp(join(tmpdir(), 'rebound-probe-'));
       const file = join(dir, 'job-module-probe.mjs');
       await writeFile(file, bundle.code);

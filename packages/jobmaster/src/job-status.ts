@@ -1,23 +1,6 @@
-import type { JobStatus, RecoveryReport, VertexStatus } from '@rebound/core';
-import type { JobState } from '@rebound/core';
-import type { ExecutionGraph, ExecutionJobVertex } from './execution-graph.js';
-
-/** What a job's status is built from. */
-export interface JobStatusSource {
-  readonly jobId: string;
-  readonly name: string;
-  readonly state: JobState;
-  readonly graph: ExecutionGraph;
-  readonly submittedAtMs: number;
-  readonly finishedAtMs: number;
-  readonly failure: string;
-  readonly restarts: number;
-  readonly leaderEpoch: number;
-  readonly recoveries: RecoveryReport[];
-  readonly notes: string[];
-  /** `execution.batch.adaptive.auto-parallelism.max-parallelism` of the job. */
-  readonly maxParallelism: number;
-}
+import type { JobStatus, VertexStatus } from '@rebound/core';
+import type { ExecutionJobVertex } from './execution-graph.js';
+import type { JobStatusSource } from './job-status-source.js';
 
 /** The JobStatus message `rebound status` and the Dispatcher show. */
 export function buildJobStatus(job: JobStatusSource): JobStatus {

@@ -14,6 +14,7 @@ import {
 } from '@rebound/core';
 import type { Clock, Configuration, DispatcherHandlers, JobMasterGatewayHandlers, Logger } from '@rebound/core';
 import { createHaServices, type HighAvailabilityServices } from '@rebound/ha';
+import { handleResultStream } from './dispatcher/result-stream.js';
 import { JobModuleProbe } from './job-module-probe.js';
 import { LeaderServices } from './leader-services.js';
 import { startRestServer } from './rest/index.js';
@@ -53,7 +54,8 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   let transitions: Promise<void> = Promise.resolve();
 
   const requireLeader = (): LeaderServices => {
-    if (!leader) throw new NotLeaderError(`JobMaster ${id} is not the leader; clients look the leader up again and retry`);
+    if (!leader)
+      throw new NotLeaderError(`JobMaster ${id} is not the leader; clients look the leader up again and retry`);
     return leader;
   };
 
@@ -66,12 +68,14 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       const l = requireLeader();
       return { jobmaster_id: id, epoch: l.epoch, task_managers: l.registry.overview() };
     }),
+    FetchJobResult: handleResultStream(async (req) => requireLeader().resultChunks(req), logger),
   };
 
   const gateway: JobMasterGatewayHandlers = {
     RegisterTaskManager: handleUnary((req) => {
       const l = requireLeader();
-      if (req.epoch > l.epoch) throw new NotLeaderError(`epoch ${l.epoch} is older than the epoch ${req.epoch} the TaskManager knows`);
+      if (req.epoch > l.epoch)
+        throw new NotLeaderError(`epoch ${l.epoch} is older than the epoch ${req.epoch} the TaskManager knows`);
       return l.registry.register(req);
     }),
     Heartbeat: handleUnary((req) => requireLeader().registry.heartbeat(req)),
@@ -89,7 +93,13 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
 
   // A standby is a healthy process ("" SERVING) whose Dispatcher is not serving: probes that
   // ask for the Dispatcher find the leader, container healthchecks ask for the process.
-  const health = new HealthStatusManager({ [HealthServices.server]: 'NOT_SERVING', [HealthServices.dispatcher]: 'NOT_SERVING' });
+  const health = new HealthStatusManager(
+    {
+      [HealthServices.server]: 'NOT_SERVING',
+      [HealthServices.dispatcher]: 'NOT_SERVING',
+    },
+    { maxWatchStreams: config.getInt('rpc.health.watch.max-streams') },
+  );
   const proto = loadProto();
   const security = ClusterSecurity.of(config);
   const server = new grpc.Server(security.serverOptions({ 'grpc.max_receive_message_length': 256 * 1024 * 1024 }));
@@ -114,13 +124,42 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   await endpoints.publish({ id, role: 'jobmaster', address, restUrl: rest.url, startedAtMs: clock.now() });
   const restServer = rest;
 
-  const election = ha.createLeaderElectionService({ contenderId: id, address, logger: opts.logger.child({ component: 'LeaderElection' }), clock });
+  const election = ha.createLeaderElectionService({
+    contenderId: id,
+    address,
+    logger: opts.logger.child({ component: 'LeaderElection' }),
+    clock,
+  });
+  // `leader` serves; `granted` is the leadership to close. They differ between the moment a
+  // leadership ends (its signal, at once) and the revocation that closes it (after its start-up).
+  let granted: LeaderServices | undefined;
   await election.start({
-    grantLeadership: (epoch) => {
+    grantLeadership: (epoch, ended) => {
       transitions = transitions.then(async () => {
+        if (ended.aborted) return;
         logger.info({ epoch, address }, 'granted leadership');
-        const services = new LeaderServices(epoch, id, address, ha, config, opts.logger.child({ epoch }), clock, probe, election.previousLeaderLastHeardMs());
+        const services = new LeaderServices({
+          epoch,
+          jobmasterId: id,
+          address,
+          ha,
+          config,
+          logger: opts.logger.child({ epoch }),
+          clock,
+          probe,
+          previousLeaderLastHeardMs: election.previousLeaderLastHeardMs(),
+          leadershipEnded: ended,
+        });
+        granted = services;
         leader = services;
+        // Stops serving the moment the lease may be gone: clients and TaskManagers look the
+        // leader up again instead of waiting for a start-up that can no longer commit anything.
+        ended.addEventListener('abort', () => {
+          if (leader !== services) return;
+          leader = undefined;
+          health.setStatus(HealthServices.dispatcher, 'NOT_SERVING');
+          logger.warn({ epoch, reason: String(ended.reason) }, 'leadership ended; no longer serving');
+        });
         try {
           await services.start();
           if (leader === services) health.setStatus(HealthServices.dispatcher, 'SERVING');
@@ -134,7 +173,8 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       transitions = transitions.then(async () => {
         logger.warn({ reason }, 'leadership revoked');
         health.setStatus(HealthServices.dispatcher, 'NOT_SERVING');
-        const old = leader;
+        const old = granted;
+        granted = undefined;
         leader = undefined;
         await old?.close();
       });
@@ -153,7 +193,8 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       health.shutdown();
       await election.stop();
       await transitions;
-      const l = leader;
+      const l = granted;
+      granted = undefined;
       leader = undefined;
       await l?.close();
       await probe.close();
@@ -165,4 +206,3 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
     },
   };
 }
-

@@ -22,8 +22,17 @@ class Counter implements OperatorCoordinator<{ add: number }, number, { total: n
   }
 }
 
-function holder(provider: OperatorCoordinatorProvider<{ add: number }, number, { total: number }>): OperatorCoordinatorHolder {
-  return new OperatorCoordinatorHolder('v-op-1', 'op-2', 'Count', provider as OperatorCoordinatorProvider, 3, silentLogger());
+function holder(
+  provider: OperatorCoordinatorProvider<{ add: number }, number, { total: number }>,
+): OperatorCoordinatorHolder {
+  return new OperatorCoordinatorHolder(
+    'v-op-1',
+    'op-2',
+    'Count',
+    provider as OperatorCoordinatorProvider,
+    3,
+    silentLogger(),
+  );
 }
 
 describe('OperatorCoordinatorHolder', () => {
@@ -58,7 +67,9 @@ describe('OperatorCoordinatorHolder', () => {
     const err = await h.handleRequest(1, 3, '{"add":1}').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReboundError);
     expect((err as ReboundError).code).toBe(ErrorCode.USER_CODE);
-    expect((err as Error).message).toBe("coordinator of 'Count' (op-2): handling a request of subtask 1 (attempt 3) failed: quota exceeded");
+    expect((err as Error).message).toBe(
+      "coordinator of 'Count' (op-2): handling a request of subtask 1 (attempt 3) failed: quota exceeded",
+    );
     expect(() =>
       holder({
         create: () => {
@@ -84,11 +95,23 @@ describe('ReplayedJobState.dropFinishedAfterSnapshot', () => {
       },
     }) as unknown as JobEventRecord;
   const initialized = (vertex: string): JobEventRecord =>
-    ({ type: 'ExecutionJobVertexInitialized', writtenAtMs: 0, event: { vertex_id: vertex, parallelism: 4, inputs: [] } }) as unknown as JobEventRecord;
+    ({
+      type: 'ExecutionJobVertexInitialized',
+      writtenAtMs: 0,
+      event: { vertex_id: vertex, parallelism: 4, inputs: [] },
+    }) as unknown as JobEventRecord;
 
   it('keeps what finished up to the newest snapshot of the operator, and other vertices untouched', () => {
     const r = new ReplayedJobState(graph);
-    for (const e of [initialized('v'), initialized('w'), finished('v', 0), finished('v', 1, 'op'), finished('w', 0), finished('v', 2)]) r.apply(e);
+    for (const e of [
+      initialized('v'),
+      initialized('w'),
+      finished('v', 0),
+      finished('v', 1, 'op'),
+      finished('w', 0),
+      finished('v', 2),
+    ])
+      r.apply(e);
     expect(r.dropFinishedAfterSnapshot('v', 'op')).toBe(1);
     expect(r.finishedOf('v').map((e) => e.subtask)).toEqual([0, 1]);
     expect(r.finishedOf('w')).toHaveLength(1);

@@ -1,5 +1,10 @@
-import { ErrorCode, ReboundError, errorMessage, type Logger } from '@rebound/core';
-import { NO_CHECKPOINT, type OperatorCoordinator, type OperatorCoordinatorContext, type OperatorCoordinatorProvider } from '@rebound/api';
+import { ErrorCode, ReboundError, errorMessage, type Logger, UserCodeError, IllegalStateError } from '@rebound/core';
+import {
+  NO_CHECKPOINT,
+  type OperatorCoordinator,
+  type OperatorCoordinatorContext,
+  type OperatorCoordinatorProvider,
+} from '@rebound/api';
 
 /**
  * Flink's OperatorCoordinatorHolder for user coordinators (`DataSet.process(create, { coordinator })`):
@@ -34,12 +39,31 @@ export class OperatorCoordinatorHolder {
 
   private failure(what: string, err: unknown): ReboundError {
     if (err instanceof ReboundError && err.code === ErrorCode.USER_CODE) return err;
-    return new ReboundError(ErrorCode.USER_CODE, `coordinator of '${this.operatorName}' (${this.operatorId}): ${what} failed: ${errorMessage(err)}`);
+    return new UserCodeError(
+      `coordinator of '${this.operatorName}' (${this.operatorId}): ${what} failed: ${errorMessage(err)}`,
+    );
   }
 
   /** Flink's SupportsBatchSnapshot: a snapshot can be taken and a coordinator rebuilt from it. */
   supportsBatchSnapshot(): boolean {
-    return this.coordinator.supportsBatchSnapshot === true && typeof this.coordinator.snapshotState === 'function' && typeof this.provider.restore === 'function';
+    return (
+      this.coordinator.supportsBatchSnapshot === true &&
+      typeof this.coordinator.snapshotState === 'function' &&
+      typeof this.provider.restore === 'function'
+    );
+  }
+
+  /** A running attempt can be kept through a failover: the coordinator is told what it holds. */
+  supportsAdoption(): boolean {
+    return this.supportsBatchSnapshot() && typeof this.coordinator.subtaskAdopted === 'function';
+  }
+
+  /** The coordinator's `subtaskAdopted`, with the responses (JSON) the TaskManager kept for the attempt. */
+  subtaskAdopted(subtask: number, attempt: number, responsesJson: readonly string[]): void {
+    const responses = this.userCall(`reading the responses kept for subtask ${subtask}`, () =>
+      responsesJson.map((j) => JSON.parse(j) as unknown),
+    );
+    this.userCall(`subtaskAdopted(${subtask})`, () => this.coordinator.subtaskAdopted?.(subtask, attempt, responses));
   }
 
   start(): Promise<void> {
@@ -60,7 +84,9 @@ export class OperatorCoordinatorHolder {
     this.coordinator =
       state === undefined
         ? this.userCall('creating it', () => this.provider.create(this.ctx))
-        : this.userCall('restoring it from its batch snapshot', () => this.provider.restore!(this.ctx, JSON.parse(Buffer.from(state).toString('utf8')) as unknown));
+        : this.userCall('restoring it from its batch snapshot', () =>
+            this.provider.restore!(this.ctx, JSON.parse(Buffer.from(state).toString('utf8')) as unknown),
+          );
     await this.start();
   }
 
@@ -68,7 +94,7 @@ export class OperatorCoordinatorHolder {
   snapshotNow(): Uint8Array {
     const state = this.userCall('snapshotState(-1)', () => this.coordinator.snapshotState!(NO_CHECKPOINT));
     const json = JSON.stringify(state);
-    if (json === undefined) throw this.failure('snapshotState(-1)', new Error('it returned a value JSON cannot encode'));
+    if (json === undefined) throw this.failure('snapshotState(-1)', 'it returned a value JSON cannot encode');
     return Buffer.from(json, 'utf8');
   }
 
@@ -77,7 +103,7 @@ export class OperatorCoordinatorHolder {
     try {
       request = JSON.parse(requestJson) as unknown;
     } catch (err) {
-      throw new ReboundError(ErrorCode.ILLEGAL_STATE, `coordination request to ${this.operatorId} is not JSON: ${errorMessage(err)}`);
+      throw new IllegalStateError(`coordination request to ${this.operatorId} is not JSON: ${errorMessage(err)}`);
     }
     await this.start();
     let answer: unknown;

@@ -1,8 +1,8 @@
-import { ErrorCode, ReboundError, errorMessage } from '@rebound/core';
-import type { Logger } from '@rebound/core';
+import { errorMessage, JobInvalidError } from '@rebound/core';
 import type { Transformation } from '@rebound/api';
 import type { ExecutionGraph, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
 import { OperatorCoordinatorHolder } from './operator-coordinator-holder.js';
+import type { OperatorCoordinatorsContext } from './operator-coordinators-context.js';
 import { SourceCoordinator } from './source-coordinator.js';
 
 /**
@@ -18,12 +18,7 @@ export class OperatorCoordinators {
   /** Vertices without batch snapshots recovered as finished: any reset of one subtask resets all. */
   private readonly restartAllOnReset = new Set<string>();
 
-  constructor(
-    private readonly operators: ReadonlyMap<string, Transformation>,
-    private readonly logger: Logger,
-    /** A coordinator failed in user code: the job fails (its state is now unknown). */
-    private readonly onFailure: (reason: string) => void,
-  ) {}
+  constructor(private readonly ctx: OperatorCoordinatorsContext) {}
 
   source(vertexId: string): SourceCoordinator | undefined {
     return this.sources.get(vertexId);
@@ -44,9 +39,11 @@ export class OperatorCoordinators {
   }
 
   sourceOperator(ejv: ExecutionJobVertex): Extract<Transformation, { kind: 'source' }> {
-    const op = this.operators.get(ejv.jobVertex.source_operator_id);
+    const op = this.ctx.operators.get(ejv.jobVertex.source_operator_id);
     if (!op || op.kind !== 'source') {
-      throw new ReboundError(ErrorCode.JOB_INVALID, `vertex '${ejv.name}': the job module has no source ${ejv.jobVertex.source_operator_id}`);
+      throw new JobInvalidError(
+        `vertex '${ejv.name}': the job module has no source ${ejv.jobVertex.source_operator_id}`,
+      );
     }
     return op;
   }
@@ -54,7 +51,7 @@ export class OperatorCoordinators {
   /** Creates (does not start) the SourceCoordinator of source vertex `ejv`. */
   createSource(ejv: ExecutionJobVertex, parallelism: number): SourceCoordinator {
     const op = this.sourceOperator(ejv);
-    const coordinator = new SourceCoordinator(op.id, ejv.name, op.source, parallelism, this.logger);
+    const coordinator = new SourceCoordinator(op.id, ejv.name, op.source, parallelism, this.ctx.logger);
     this.sources.set(ejv.id, coordinator);
     return coordinator;
   }
@@ -63,7 +60,7 @@ export class OperatorCoordinators {
   private coordinatedOperators(ejv: ExecutionJobVertex): Extract<Transformation, { kind: 'process' }>[] {
     const out: Extract<Transformation, { kind: 'process' }>[] = [];
     for (const id of ejv.jobVertex.operator_ids) {
-      const op = this.operators.get(id);
+      const op = this.ctx.operators.get(id);
       if (op?.kind === 'process' && op.coordinator) out.push(op);
     }
     return out;
@@ -72,7 +69,7 @@ export class OperatorCoordinators {
   /** Creates and starts the user coordinators of a vertex that was just initialized. */
   async createUserCoordinators(ejv: ExecutionJobVertex, started = true): Promise<void> {
     const holders = this.coordinatedOperators(ejv).map(
-      (op) => new OperatorCoordinatorHolder(ejv.id, op.id, op.name, op.coordinator!, ejv.parallelism, this.logger),
+      (op) => new OperatorCoordinatorHolder(ejv.id, op.id, op.name, op.coordinator!, ejv.parallelism, this.ctx.logger),
     );
     if (holders.length === 0) return;
     this.user.set(ejv.id, holders);
@@ -89,19 +86,21 @@ export class OperatorCoordinators {
     try {
       fn();
     } catch (err) {
-      this.onFailure(errorMessage(err));
+      this.ctx.onFailure(errorMessage(err));
     }
   }
 
   subtaskFinished(ev: ExecutionVertex): void {
     this.sources.get(ev.jobVertex.id)?.subtaskFinished(ev.subtask, ev.attempt);
-    for (const h of this.userOf(ev.jobVertex.id)) this.userCoordinatorCall(() => h.subtaskFinished(ev.subtask, ev.attempt));
+    for (const h of this.userOf(ev.jobVertex.id))
+      this.userCoordinatorCall(() => h.subtaskFinished(ev.subtask, ev.attempt));
   }
 
   notifyOfReset(evs: readonly ExecutionVertex[]): void {
     for (const ev of evs) {
       this.sources.get(ev.jobVertex.id)?.subtaskReset(ev.subtask, ev.attempt + 1);
-      for (const h of this.userOf(ev.jobVertex.id)) this.userCoordinatorCall(() => h.subtaskReset(ev.subtask, ev.attempt + 1));
+      for (const h of this.userOf(ev.jobVertex.id))
+        this.userCoordinatorCall(() => h.subtaskReset(ev.subtask, ev.attempt + 1));
     }
   }
 
@@ -125,15 +124,21 @@ export class OperatorCoordinators {
       this.restartAllOnReset.delete(id);
       const ejv = graph.vertex(id);
       for (const h of this.userOf(id)) {
-        this.logger.info({ vertexId: id, operatorId: h.operatorId }, 'coordinator without batch snapshots starts over with all its subtasks');
-        void h.resetToCheckpoint(undefined).catch((err: unknown) => this.onFailure(errorMessage(err)));
+        this.ctx.logger.info(
+          { vertexId: id, operatorId: h.operatorId },
+          'coordinator without batch snapshots starts over with all its subtasks',
+        );
+        void h.resetToCheckpoint(undefined).catch((err: unknown) => this.ctx.onFailure(errorMessage(err)));
       }
       const coordinator = this.sources.get(id);
       if (!coordinator) continue;
-      this.logger.info({ vertexId: id }, 'source without batch snapshots restarts all its subtasks with a fresh enumerator');
+      this.ctx.logger.info(
+        { vertexId: id },
+        'source without batch snapshots restarts all its subtasks with a fresh enumerator',
+      );
       void coordinator
         .restore(undefined, new Map(), new Map(ejv.vertices.map((ev) => [ev.subtask, ev.attempt])))
-        .catch((err: unknown) => this.onFailure(errorMessage(err)));
+        .catch((err: unknown) => this.ctx.onFailure(errorMessage(err)));
     }
   }
 

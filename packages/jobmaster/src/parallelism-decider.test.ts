@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { Configuration } from '@rebound/core';
-import { MIN_BYTES_PER_SPREAD_TASK, decideParallelismAndInputs, decideVertexParallelismAndInputs, splitEvenly, type VertexToDecide } from './parallelism-decider.js';
+import {
+  MIN_BYTES_PER_SPREAD_TASK,
+  decideParallelismAndInputs,
+  decideVertexParallelismAndInputs,
+  splitEvenly,
+  type VertexToDecide,
+} from './parallelism-decider.js';
 
 const opts = { minParallelism: 1, maxParallelism: 128, avgDataVolumePerTask: 100 };
 
@@ -82,24 +88,51 @@ describe('decideVertexParallelismAndInputs', () => {
   const producer = (...subtasks: (number[] | undefined)[]): VertexToDecide['producers'][number] => ({
     vertices: subtasks.map((b) => ({ ioMetrics: b === undefined ? undefined : { subpartition_bytes: b } })),
   });
-  const vertex = (producers: VertexToDecide['producers'], distribution = 'HASH', parallelism = 0, maxParallelism = 0): VertexToDecide => ({
+  const vertex = (
+    producers: VertexToDecide['producers'],
+    distribution = 'HASH',
+    parallelism = 0,
+    maxParallelism = 0,
+  ): VertexToDecide => ({
     jobVertex: { parallelism, max_parallelism: maxParallelism, inputs: producers.map(() => ({ distribution })) },
     producers,
   });
 
   it('sums the bytes of every subtask of every producer per subpartition', () => {
-    const d = decideVertexParallelismAndInputs(vertex([producer([100, 0, 50, 50], [100, 0, 50, 50]), producer([0, 200, 0, 100], undefined)]), 4, config);
+    const d = decideVertexParallelismAndInputs(
+      vertex([producer([100, 0, 50, 50], [100, 0, 50, 50]), producer([0, 200, 0, 100], undefined)]),
+      4,
+      config,
+    );
     expect(d.inputBytes).toBe(700);
-    expect(d).toEqual({ ...decideParallelismAndInputs([200, 200, 100, 200], { minParallelism: 1, maxParallelism: 128, avgDataVolumePerTask: 100 }), inputBytes: 700 });
+    expect(d).toEqual({
+      ...decideParallelismAndInputs([200, 200, 100, 200], {
+        minParallelism: 1,
+        maxParallelism: 128,
+        avgDataVolumePerTask: 100,
+      }),
+      inputBytes: 700,
+    });
   });
 
   it('takes the vertex max parallelism before the configured one, and keeps a fixed parallelism', () => {
-    expect(decideVertexParallelismAndInputs(vertex([producer(new Array(8).fill(1000))], 'HASH', 0, 2), 8, config).parallelism).toBe(2);
-    expect(decideVertexParallelismAndInputs(vertex([producer(new Array(8).fill(1000))], 'HASH', 3), 8, config).parallelism).toBe(3);
+    expect(
+      decideVertexParallelismAndInputs(vertex([producer(new Array(8).fill(1000))], 'HASH', 0, 2), 8, config)
+        .parallelism,
+    ).toBe(2);
+    expect(
+      decideVertexParallelismAndInputs(vertex([producer(new Array(8).fill(1000))], 'HASH', 3), 8, config).parallelism,
+    ).toBe(3);
   });
 
   it('gives a broadcast-only vertex its own parallelism, or 1, with empty ranges', () => {
-    expect(decideVertexParallelismAndInputs(vertex([producer([5000])], 'BROADCAST'), 1, config)).toEqual({ parallelism: 1, ranges: [{ start: 0, end: 0 }], inputBytes: 5000 });
-    expect(decideVertexParallelismAndInputs(vertex([producer([5000])], 'BROADCAST', 2), 1, config).ranges).toHaveLength(2);
+    expect(decideVertexParallelismAndInputs(vertex([producer([5000])], 'BROADCAST'), 1, config)).toEqual({
+      parallelism: 1,
+      ranges: [{ start: 0, end: 0 }],
+      inputBytes: 5000,
+    });
+    expect(decideVertexParallelismAndInputs(vertex([producer([5000])], 'BROADCAST', 2), 1, config).ranges).toHaveLength(
+      2,
+    );
   });
 });

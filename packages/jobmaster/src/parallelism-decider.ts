@@ -108,7 +108,9 @@ export interface VertexToDecide {
     readonly inputs: readonly { readonly distribution: string }[];
   };
   readonly producers: readonly {
-    readonly vertices: readonly { readonly ioMetrics: { readonly subpartition_bytes: readonly number[] } | null | undefined }[];
+    readonly vertices: readonly {
+      readonly ioMetrics: { readonly subpartition_bytes: readonly number[] } | null | undefined;
+    }[];
   }[];
 }
 
@@ -128,7 +130,12 @@ export interface VertexDecision extends VertexParallelismAndInputs {
  * @param numSubpartitions subpartitions each producer wrote (ExecutionGraph.numSubpartitionsFor).
  * @param slots slots of the cluster now (0: unknown); see ParallelismDeciderOptions.slots.
  */
-export function decideVertexParallelismAndInputs(vertex: VertexToDecide, numSubpartitions: number, config: Configuration, slots = 0): VertexDecision {
+export function decideVertexParallelismAndInputs(
+  vertex: VertexToDecide,
+  numSubpartitions: number,
+  config: Configuration,
+  slots = 0,
+): VertexDecision {
   const bytes = new Array<number>(numSubpartitions).fill(0);
   for (const producer of vertex.producers) {
     for (const pv of producer.vertices) {
@@ -146,7 +153,8 @@ export function decideVertexParallelismAndInputs(vertex: VertexToDecide, numSubp
     bytes,
     {
       minParallelism: config.getInt('execution.batch.adaptive.auto-parallelism.min-parallelism'),
-      maxParallelism: vertex.jobVertex.max_parallelism || config.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism'),
+      maxParallelism:
+        vertex.jobVertex.max_parallelism || config.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism'),
       avgDataVolumePerTask: config.getBytes('execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task'),
       slots,
     },

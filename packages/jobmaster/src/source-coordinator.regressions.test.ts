@@ -11,7 +11,13 @@ import { SourceCoordinator } from './source-coordinator.js';
 const SPLITS = 12;
 
 async function coordinator(parallelism: number): Promise<SourceCoordinator> {
-  const c = new SourceCoordinator('op-1', 'Source: Seq', sequenceSource(0, SPLITS - 1, { splitSize: 1 }), parallelism, silentLogger());
+  const c = new SourceCoordinator(
+    'op-1',
+    'Source: Seq',
+    sequenceSource(0, SPLITS - 1, { splitSize: 1 }),
+    parallelism,
+    silentLogger(),
+  );
   await c.start();
   return c;
 }
@@ -139,7 +145,8 @@ describe('SourceCoordinator regressions', () => {
           attempts[s]!++;
           restored.subtaskReset(s, attempts[s]!);
         }
-        for (let s = 0; s < 6; s++) if (!finished.has(s)) handedOut.push(...drain(restored, s, attempts[s]!).map((x) => x.id));
+        for (let s = 0; s < 6; s++)
+          if (!finished.has(s)) handedOut.push(...drain(restored, s, attempts[s]!).map((x) => x.id));
         expect([...[...consumed.values()].flat(), ...handedOut].sort()).toEqual(ALL);
       }),
       { numRuns: 300 },

@@ -1,6 +1,12 @@
-import { ErrorCode, ReboundError, errorMessage } from '@rebound/core';
+import { ReboundError, errorMessage, UserCodeError, IllegalStateError } from '@rebound/core';
 import type { Logger } from '@rebound/core';
-import { NO_CHECKPOINT, type Source, type SourceSplit, type SplitEnumerator, type SplitEnumeratorContext } from '@rebound/api';
+import {
+  NO_CHECKPOINT,
+  type Source,
+  type SourceSplit,
+  type SplitEnumerator,
+  type SplitEnumeratorContext,
+} from '@rebound/api';
 import type { OperatorCoordinator } from './operator-coordinator.js';
 
 export type SplitAnswer = { split: SourceSplit } | { noMoreSplits: true } | { retryAfterMs: number };
@@ -76,8 +82,7 @@ export class SourceCoordinator implements OperatorCoordinator {
           return false;
         }
         if (this.outstanding.has(split.id)) {
-          throw new ReboundError(
-            ErrorCode.USER_CODE,
+          throw new UserCodeError(
             `source '${this.vertexName}': the enumerator assigned split '${split.id}' twice; each split must be assigned once (or returned via addSplitsBack first)`,
           );
         }
@@ -93,7 +98,7 @@ export class SourceCoordinator implements OperatorCoordinator {
 
   private subtaskState(subtask: number): SubtaskState {
     const st = this.subtasks[subtask];
-    if (!st) throw new ReboundError(ErrorCode.USER_CODE, `source '${this.vertexName}': no subtask ${subtask}`);
+    if (!st) throw new UserCodeError(`source '${this.vertexName}': no subtask ${subtask}`);
     return st;
   }
 
@@ -109,9 +114,12 @@ export class SourceCoordinator implements OperatorCoordinator {
           : await this.source.restoreEnumerator(this.context(), restoredState);
       await this.enumerator.start();
     } catch (err) {
-      throw new ReboundError(ErrorCode.USER_CODE, `source '${this.vertexName}': creating the split enumerator failed: ${errorMessage(err)}`, {
-        cause: err,
-      });
+      throw new UserCodeError(
+        `source '${this.vertexName}': creating the split enumerator failed: ${errorMessage(err)}`,
+        {
+          cause: err,
+        },
+      );
     }
   }
 
@@ -128,7 +136,7 @@ export class SourceCoordinator implements OperatorCoordinator {
   requestSplit(subtask: number, attempt: number): SplitAnswer {
     const st = this.subtaskState(subtask);
     if (attempt !== st.attempt) {
-      throw new ReboundError(ErrorCode.ILLEGAL_STATE, `split request from stale attempt ${attempt} of subtask ${subtask}`);
+      throw new IllegalStateError(`split request from stale attempt ${attempt} of subtask ${subtask}`);
     }
     if (!st.registered) {
       st.registered = true;
@@ -151,12 +159,14 @@ export class SourceCoordinator implements OperatorCoordinator {
   }
 
   private callEnumerator(what: string, fn: (e: SplitEnumerator<SourceSplit, unknown>) => void): void {
-    if (!this.enumerator) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'the split enumerator is not started');
+    if (!this.enumerator) throw new IllegalStateError('the split enumerator is not started');
     try {
       fn(this.enumerator);
     } catch (err) {
       if (err instanceof ReboundError) throw err;
-      throw new ReboundError(ErrorCode.USER_CODE, `source '${this.vertexName}': ${what} failed: ${errorMessage(err)}`, { cause: err });
+      throw new UserCodeError(`source '${this.vertexName}': ${what} failed: ${errorMessage(err)}`, {
+        cause: err,
+      });
     }
   }
 
@@ -175,8 +185,32 @@ export class SourceCoordinator implements OperatorCoordinator {
       this.consumed.delete(s.id);
     }
     if (back.length > 0) {
-      this.logger.info({ operatorId: this.operatorId, subtask, splits: back.length }, 'returning splits of a reset reader to the enumerator');
+      this.logger.info(
+        { operatorId: this.operatorId, subtask, splits: back.length },
+        'returning splits of a reset reader to the enumerator',
+      );
       this.callEnumerator('addSplitsBack', (e) => e.addSplitsBack(back, subtask));
+    }
+  }
+
+  /**
+   * After `restore`: the reader `subtask`/`attempt` kept running through the failover (or finished
+   * while there was no leader) and holds `splits`. They are its own now and never handed out
+   * again: the restored enumerator may still hold them (they were unassigned at snapshot time, or
+   * were given back above as owned then), so they count as consumed, and a copy the enumerator
+   * offers is dropped. A reset of the reader later returns them as for any other reader.
+   */
+  adoptReader(subtask: number, attempt: number, splits: readonly SourceSplit[]): void {
+    const st = this.subtaskState(subtask);
+    st.attempt = attempt;
+    st.owned = [...splits];
+    st.queued = [];
+    st.noMoreSplits = false;
+    st.finished = false;
+    for (const s of splits) {
+      this.consumed.add(s.id);
+      this.staleCopies.add(s.id);
+      this.outstanding.add(s.id);
     }
   }
 
@@ -199,7 +233,7 @@ export class SourceCoordinator implements OperatorCoordinator {
   }
 
   async checkpointCoordinator(checkpointId: number): Promise<Uint8Array> {
-    if (!this.enumerator) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'the split enumerator is not started');
+    if (!this.enumerator) throw new IllegalStateError('the split enumerator is not started');
     return this.encodeSnapshot(await this.enumerator.snapshotState(checkpointId));
   }
 
@@ -255,7 +289,9 @@ export class SourceCoordinator implements OperatorCoordinator {
     this.outstanding.clear();
     this.consumed.clear();
     this.staleCopies.clear();
-    const parsed = snapshot ? (JSON.parse(Buffer.from(snapshot).toString('utf8')) as SourceCoordinatorSnapshot) : undefined;
+    const parsed = snapshot
+      ? (JSON.parse(Buffer.from(snapshot).toString('utf8')) as SourceCoordinatorSnapshot)
+      : undefined;
     await this.open(parsed ? parsed.enumerator : undefined);
     for (const splits of finishedOwned.values()) {
       for (const s of splits) {
@@ -280,7 +316,13 @@ export class SourceCoordinator implements OperatorCoordinator {
       if (back.length > 0) this.callEnumerator('addSplitsBack', (e) => e.addSplitsBack(back, Number(key)));
     }
     this.logger.info(
-      { operatorId: this.operatorId, fromSnapshot: parsed !== undefined, finishedSubtasks: finishedOwned.size, consumedSplits: this.consumed.size, returned },
+      {
+        operatorId: this.operatorId,
+        fromSnapshot: parsed !== undefined,
+        finishedSubtasks: finishedOwned.size,
+        consumedSplits: this.consumed.size,
+        returned,
+      },
       'source coordinator restored',
     );
   }

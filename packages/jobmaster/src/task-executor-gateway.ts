@@ -19,8 +19,14 @@ import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-
 export interface TaskExecutorGateway {
   deployTask(tm: RegisteredTaskManager, tdd: TaskDeploymentDescriptor): Promise<DeployTaskResponse__Output>;
   cancelTask(tm: RegisteredTaskManager, req: CancelTaskRequest): Promise<CancelTaskResponse__Output>;
-  releasePartitions(tm: RegisteredTaskManager, req: ReleasePartitionsRequest): Promise<ReleasePartitionsResponse__Output>;
-  getAndRetainPartitionsWithMetrics(tm: RegisteredTaskManager, req: GetPartitionsRequest): Promise<GetPartitionsResponse__Output>;
+  releasePartitions(
+    tm: RegisteredTaskManager,
+    req: ReleasePartitionsRequest,
+  ): Promise<ReleasePartitionsResponse__Output>;
+  getAndRetainPartitionsWithMetrics(
+    tm: RegisteredTaskManager,
+    req: GetPartitionsRequest,
+  ): Promise<GetPartitionsResponse__Output>;
   disconnectJob(tm: RegisteredTaskManager, req: DisconnectJobRequest): Promise<DisconnectJobResponse__Output>;
 }
 
@@ -38,10 +44,16 @@ export class RpcTaskExecutorGateway implements TaskExecutorGateway {
   cancelTask(tm: RegisteredTaskManager, req: CancelTaskRequest): Promise<CancelTaskResponse__Output> {
     return this.registry.call(tm, (c) => c.CancelTask, { ...req, session_id: tm.session });
   }
-  releasePartitions(tm: RegisteredTaskManager, req: ReleasePartitionsRequest): Promise<ReleasePartitionsResponse__Output> {
+  releasePartitions(
+    tm: RegisteredTaskManager,
+    req: ReleasePartitionsRequest,
+  ): Promise<ReleasePartitionsResponse__Output> {
     return this.registry.call(tm, (c) => c.ReleasePartitions, { ...req, session_id: tm.session });
   }
-  getAndRetainPartitionsWithMetrics(tm: RegisteredTaskManager, req: GetPartitionsRequest): Promise<GetPartitionsResponse__Output> {
+  getAndRetainPartitionsWithMetrics(
+    tm: RegisteredTaskManager,
+    req: GetPartitionsRequest,
+  ): Promise<GetPartitionsResponse__Output> {
     return this.registry.call(tm, (c) => c.GetAndRetainPartitionsWithMetrics, { ...req, session_id: tm.session });
   }
   disconnectJob(tm: RegisteredTaskManager, req: DisconnectJobRequest): Promise<DisconnectJobResponse__Output> {

@@ -1,5 +1,15 @@
 import * as grpc from '@grpc/grpc-js';
-import { Configuration, ErrorCode, PermissionDeniedError, ReboundError, bindServer, handleUnary, loadProto, shutdownServer, silentLogger } from '@rebound/core';
+import {
+  Configuration,
+  ErrorCode,
+  PermissionDeniedError,
+  ReboundError,
+  bindServer,
+  handleUnary,
+  loadProto,
+  shutdownServer,
+  silentLogger,
+} from '@rebound/core';
 import type { RegisterTaskManagerRequest__Output } from '@rebound/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { authorizeExecutionCall, type ExecutionOwners } from './execution-authorization.js';
@@ -52,7 +62,14 @@ describe('TaskManagerRegistry sessions', () => {
   const lost: string[] = [];
   const newRegistry = (): TaskManagerRegistry => {
     const config = Configuration.of({ 'heartbeat.interval': '100 ms', 'heartbeat.timeout': '1 s' });
-    const r = new TaskManagerRegistry(3, 'jm-3', config, { onTaskManagerRegistered: () => {}, onTaskManagerLost: (id) => void lost.push(id) }, silentLogger(), { now: () => now });
+    const r = new TaskManagerRegistry(
+      3,
+      'jm-3',
+      config,
+      { onTaskManagerRegistered: () => {}, onTaskManagerLost: (id) => void lost.push(id) },
+      silentLogger(),
+      { now: () => now },
+    );
     registries.push(r);
     return r;
   };
@@ -113,11 +130,20 @@ describe('TaskManagerRegistry sessions', () => {
     const registry = newRegistry();
     await registry.register(registration('tm-1', 'session-a'));
     now += 500;
-    expect(thrown(() => registry.heartbeat({ task_manager_id: 'tm-1', epoch: 3, running: [], session_id: 'session-b' })).code).toBe(ErrorCode.PERMISSION_DENIED);
+    expect(
+      thrown(() => registry.heartbeat({ task_manager_id: 'tm-1', epoch: 3, running: [], session_id: 'session-b' }))
+        .code,
+    ).toBe(ErrorCode.PERMISSION_DENIED);
     expect(registry.get('tm-1')!.lastHeartbeatMs).toBe(1_000);
-    expect(registry.heartbeat({ task_manager_id: 'tm-1', epoch: 3, running: [], session_id: 'session-a' })).toEqual({ registered: true, epoch: 3 });
+    expect(registry.heartbeat({ task_manager_id: 'tm-1', epoch: 3, running: [], session_id: 'session-a' })).toEqual({
+      registered: true,
+      epoch: 3,
+    });
     expect(registry.get('tm-1')!.lastHeartbeatMs).toBe(1_500);
-    expect(registry.heartbeat({ task_manager_id: 'tm-2', epoch: 3, running: [], session_id: 'x' })).toEqual({ registered: false, epoch: 3 });
+    expect(registry.heartbeat({ task_manager_id: 'tm-2', epoch: 3, running: [], session_id: 'x' })).toEqual({
+      registered: false,
+      epoch: 3,
+    });
   });
 
   it('admits execution calls only from the session of the TaskManager the execution was deployed to', async () => {
@@ -128,7 +154,13 @@ describe('TaskManagerRegistry sessions', () => {
     const current = { attempt: 2, location: { task_manager_id: 'tm-1', address: '' } } as unknown as ExecutionVertex;
     const job: ExecutionOwners = { currentAttempt: (id) => (id?.attempt === 2 ? current : undefined) };
     const check = (tmId: string, session: string, attempt = 2) =>
-      authorizeExecutionCall(registry, job, { execution: { ...execution, attempt }, task_manager_id: tmId, session_id: session }, 'UpdateTaskExecutionState', silentLogger());
+      authorizeExecutionCall(
+        registry,
+        job,
+        { execution: { ...execution, attempt }, task_manager_id: tmId, session_id: session },
+        'UpdateTaskExecutionState',
+        silentLogger(),
+      );
 
     expect(check('tm-1', 'session-a').id).toBe('tm-1');
     // The right TaskManager id without its session; another TaskManager with its own valid session.

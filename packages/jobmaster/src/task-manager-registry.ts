@@ -1,4 +1,13 @@
-import { CHANNEL_OPTIONS, ClusterSecurity, PeriodicTask, PermissionDeniedError, errorMessage, loadProto, sameSecret, unary } from '@rebound/core';
+import {
+  CHANNEL_OPTIONS,
+  ClusterSecurity,
+  PeriodicTask,
+  PermissionDeniedError,
+  errorMessage,
+  loadProto,
+  sameSecret,
+  unary,
+} from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -77,17 +86,30 @@ export class TaskManagerRegistry {
    */
   async register(req: RegisterTaskManagerRequest__Output): Promise<RegisterTaskManagerResponse> {
     if (!req.task_manager_id) throw new PermissionDeniedError('registration without a TaskManager id refused');
-    if (!req.session_id) throw new PermissionDeniedError(`registration of ${req.task_manager_id} without a session refused`);
+    if (!req.session_id)
+      throw new PermissionDeniedError(`registration of ${req.task_manager_id} without a session refused`);
     const existing = this.tms.get(req.task_manager_id);
     if (existing && !sameSecret(existing.session, req.session_id)) {
       const silentMs = this.clock.now() - existing.lastHeartbeatMs;
       if (silentMs <= this.heartbeatTimeoutMs && (await this.answersWithItsSession(existing))) {
-        this.logger.warn({ event: 'session.reject', method: 'RegisterTaskManager', taskManagerId: req.task_manager_id, address: req.address }, 'refused a registration under the id of a live TaskManager');
-        throw new PermissionDeniedError(`TaskManager ${req.task_manager_id} is registered and alive with another session; registration refused`);
+        this.logger.warn(
+          {
+            event: 'session.reject',
+            method: 'RegisterTaskManager',
+            taskManagerId: req.task_manager_id,
+            address: req.address,
+          },
+          'refused a registration under the id of a live TaskManager',
+        );
+        throw new PermissionDeniedError(
+          `TaskManager ${req.task_manager_id} is registered and alive with another session; registration refused`,
+        );
       }
       if (this.tms.get(req.task_manager_id) !== existing) {
         // Another registration of the id got in while we asked; the TaskManager retries.
-        throw new PermissionDeniedError(`TaskManager ${req.task_manager_id} registered concurrently; registration refused`);
+        throw new PermissionDeniedError(
+          `TaskManager ${req.task_manager_id} registered concurrently; registration refused`,
+        );
       }
     }
     if (existing) {
@@ -120,10 +142,18 @@ export class TaskManagerRegistry {
   /** Whether `tm` is still the process that registered: it answers with its session in time. */
   private async answersWithItsSession(tm: RegisteredTaskManager): Promise<boolean> {
     try {
-      await unary(tm.client, tm.client.HeartbeatFromJobManager, { epoch: this.epoch, session_id: tm.session }, Math.min(this.rpcTimeoutMs, this.heartbeatTimeoutMs));
+      await unary(
+        tm.client,
+        tm.client.HeartbeatFromJobManager,
+        { epoch: this.epoch, session_id: tm.session },
+        Math.min(this.rpcTimeoutMs, this.heartbeatTimeoutMs),
+      );
       return true;
     } catch (err) {
-      this.logger.info({ taskManagerId: tm.id, address: tm.address, err: errorMessage(err) }, 'a registered TaskManager no longer answers with its session; its id is free');
+      this.logger.info(
+        { taskManagerId: tm.id, address: tm.address, err: errorMessage(err) },
+        'a registered TaskManager no longer answers with its session; its id is free',
+      );
       return false;
     }
   }
@@ -163,8 +193,13 @@ export class TaskManagerRegistry {
   authenticate(tmId: string, session: string, method: string): RegisteredTaskManager {
     const tm = this.tms.get(tmId);
     if (!tm || !sameSecret(tm.session, session)) {
-      this.logger.warn({ event: 'session.reject', method, taskManagerId: tmId, registered: tm !== undefined }, 'refused a call without the session of the TaskManager it names');
-      throw new PermissionDeniedError(`${method} refused: ${tm ? `the call does not carry the session of TaskManager ${tmId}` : `no TaskManager ${tmId} is registered`}`);
+      this.logger.warn(
+        { event: 'session.reject', method, taskManagerId: tmId, registered: tm !== undefined },
+        'refused a call without the session of the TaskManager it names',
+      );
+      throw new PermissionDeniedError(
+        `${method} refused: ${tm ? `the call does not carry the session of TaskManager ${tmId}` : `no TaskManager ${tmId} is registered`}`,
+      );
     }
     return tm;
   }
@@ -185,6 +220,12 @@ export class TaskManagerRegistry {
     }
     if (best) best.freeSlots--;
     return best;
+  }
+
+  /** A task the TaskManager kept through a failover was adopted: it holds one of its slots. */
+  adoptSlot(tmId: string): void {
+    const tm = this.tms.get(tmId);
+    if (tm) tm.freeSlots = Math.max(0, tm.freeSlots - 1);
   }
 
   freeSlot(tmId: string): void {

@@ -1,28 +1,4 @@
-import type { JobGraph__Output } from '@rebound/core';
-import type { ExecutionGraph } from '../execution-graph.js';
-import type { OperatorCoordinators } from '../operator-coordinators.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
-
-/**
- * What recovery needs from the JobMaster (Flink's BatchJobRecoveryContext): the graph to rebuild,
- * the coordinators to restore, and a way to start over.
- */
-export interface BatchJobRecoveryContext {
-  readonly jobId: string;
-  readonly jobGraph: JobGraph__Output;
-  /** The current graph; `restartFromScratch` replaces it. */
-  readonly graph: ExecutionGraph;
-  readonly coordinators: OperatorCoordinators;
-  /** The sink file each sink subtask's current attempt writes, by execution vertex key. */
-  readonly sinkTemps: Map<string, string>;
-  /** The TaskManagers registered with this leader. */
-  taskManagers(): RegisteredTaskManager[];
-  /** Forgets the graph, coordinators and sink files of the run so far: the job starts over. */
-  restartFromScratch(): Promise<void>;
-  failJob(reason: string): Promise<void>;
-  /** A line for the job's status (`rebound status`). */
-  addNote(note: string): void;
-}
 
 /**
  * FLIP-383 on the JobMaster (Flink's BatchJobRecoveryHandler): records what a later leader needs,
@@ -45,6 +21,13 @@ export interface BatchJobRecoveryHandler {
   onTaskManagerRegistered(tm: RegisteredTaskManager, retainedJobs: readonly string[]): void;
   /** The job runs: a TaskManager that registers from now on loses what it kept of this job. */
   onJobRunning(): void;
+  /**
+   * Resolves once every vertex initialization recorded so far is durable, where a task may
+   * outlive this leader (keep-running-tasks): the next leader adopts a kept task only if its log
+   * has the task's vertex initialized. The scheduler deploys a newly initialized vertex after it.
+   * Undefined when there is nothing to wait for.
+   */
+  vertexDecisionsDurable(): Promise<void> | undefined;
   /** Stops recording; `cleanUp` deletes the log (the job is globally terminal). */
   stop(cleanUp: boolean): Promise<void>;
 }

@@ -6,7 +6,13 @@ import { decodeMessage, encodeMessage } from '@rebound/core';
 import type { JobGraph__Output } from '@rebound/core';
 import { buildJob, defineJob, type OperatorCoordinator, type OperatorCoordinatorProvider } from '@rebound/api';
 import { until } from '../testing/fake-task-manager.js';
-import { InProcessLeaders, finish, retainedPartitionOf, type Deployment, type Leader } from '../testing/in-process-leaders.js';
+import {
+  InProcessLeaders,
+  finish,
+  retainedPartitionOf,
+  type Deployment,
+  type Leader,
+} from '../testing/in-process-leaders.js';
 
 /**
  * Recovery in one process, as Flink's BatchJobRecoveryTest does it: successive JobMasters on one
@@ -47,7 +53,13 @@ async function graphOf(def: ReturnType<typeof defineJob>, config: Record<string,
   // As the JobGraphStore hands it to every leader: decoded from its binary form, one instance.
   const graph = decodeMessage<JobGraph__Output>(
     'JobGraph',
-    encodeMessage('JobGraph', { ...built.graph, job_id: JOB_ID, module_digest: '0'.repeat(64), config, vertices: (built.graph.vertices ?? []).map((v) => ({ ...v, max_parallelism: 4 })) }),
+    encodeMessage('JobGraph', {
+      ...built.graph,
+      job_id: JOB_ID,
+      module_digest: '0'.repeat(64),
+      config,
+      vertices: (built.graph.vertices ?? []).map((v) => ({ ...v, max_parallelism: 4 })),
+    }),
   );
   return { graph, operators: built.operators };
 }
@@ -100,7 +112,12 @@ describe('batch job recovery in one process', () => {
 
     /** Runs subtask `d`: takes a block of 100 ids from the coordinator and writes them as its output. */
     async function numberLines(l: Leader, d: Deployment): Promise<void> {
-      const res = await l.job.handleCoordinationRequest({ epoch: d.tdd.epoch, execution: d.tdd.execution, operator_id: 'op-2', request_json: JSON.stringify({ count: 100 }) });
+      const res = await l.job.handleCoordinationRequest({
+        epoch: d.tdd.epoch,
+        execution: d.tdd.execution,
+        operator_id: 'op-2',
+        request_json: JSON.stringify({ count: 100 }),
+      });
       const block = JSON.parse(res.response_json ?? 'null') as IdBlock;
       await writeSinkFile(d, Array.from({ length: block.count }, (_, i) => `${block.start + i}`).join('\n') + '\n');
     }
@@ -177,17 +194,42 @@ describe('batch job recovery in one process', () => {
     await finishSink(l1, sink0);
     await leaders.kill(l1);
 
-    const l2 = await leaders.elect({ config: { ...SMALL_TASKS, ...RECONCILE }, retained: new Map([['tm-1', sources.map((d) => retainedPartitionOf(d))]]) });
-    expect(l2.recoveries.at(-1)).toMatchObject({ executions_recovered: 5, partitions_reused: 4, partitions_missing: 0, restarted_from_scratch: false });
+    const l2 = await leaders.elect({
+      config: { ...SMALL_TASKS, ...RECONCILE },
+      retained: new Map([['tm-1', sources.map((d) => retainedPartitionOf(d))]]),
+    });
+    expect(l2.recoveries.at(-1)).toMatchObject({
+      executions_recovered: 5,
+      partitions_reused: 4,
+      partitions_missing: 0,
+      restarted_from_scratch: false,
+    });
     await until(() => l2.gateway.of(SINK).length === 3, 'the unfinished sinks to rerun');
     expect(l2.gateway.of(SOURCE)).toHaveLength(0);
-    expect(l2.gateway.of(SINK).map((d) => d.tdd.execution!.subtask).sort()).toEqual([1, 2, 3]);
+    expect(
+      l2.gateway
+        .of(SINK)
+        .map((d) => d.tdd.execution!.subtask)
+        .sort(),
+    ).toEqual([1, 2, 3]);
     // They read the partitions leader 1's sources left.
-    const read = l2.gateway.of(SINK)[0]!.tdd.inputs[0]!.partitions.map((p) => [p.partition_id!.attempt, p.partition_id!.epoch]);
-    expect(read).toEqual([[0, 1], [0, 1], [0, 1], [0, 1]]);
+    const read = l2.gateway
+      .of(SINK)[0]!
+      .tdd.inputs[0]!.partitions.map((p) => [p.partition_id!.attempt, p.partition_id!.epoch]);
+    expect(read).toEqual([
+      [0, 1],
+      [0, 1],
+      [0, 1],
+      [0, 1],
+    ]);
     for (const d of l2.gateway.of(SINK)) await finishSink(l2, d);
     await until(() => l2.job.state === 'FINISHED', 'the commit');
-    expect(await committedLines()).toEqual(['part 0 of epoch 1', 'part 1 of epoch 2', 'part 2 of epoch 2', 'part 3 of epoch 2']);
+    expect(await committedLines()).toEqual([
+      'part 0 of epoch 1',
+      'part 1 of epoch 2',
+      'part 2 of epoch 2',
+      'part 3 of epoch 2',
+    ]);
   });
 
   /* Flink's testRecoverDecidedParallelismFromTheSameJobGraphInstance. */
@@ -203,7 +245,9 @@ describe('batch job recovery in one process', () => {
     await leaders.kill(l1);
 
     // With 1 mb per task the bytes would give parallelism 1: the recorded decision must win.
-    const l2 = await leaders.elect({ config: { 'execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task': '1 mb' } });
+    const l2 = await leaders.elect({
+      config: { 'execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task': '1 mb' },
+    });
     const restored = l2.job.graph.vertices[1]!;
     expect(restored.parallelism).toBe(4);
     expect(restored.decidedAdaptively).toBe(true);
@@ -226,7 +270,12 @@ describe('batch job recovery in one process', () => {
     await until(() => l2.job.state === 'FINISHED', 'leader 2 to commit');
     expect(l2.gateway.deployed).toHaveLength(0);
     expect(l2.recoveries.at(-1)).toMatchObject({ executions_recovered: 8, restarted_from_scratch: false });
-    expect(await committedLines()).toEqual(['part 0 of epoch 1', 'part 1 of epoch 1', 'part 2 of epoch 1', 'part 3 of epoch 1']);
+    expect(await committedLines()).toEqual([
+      'part 0 of epoch 1',
+      'part 1 of epoch 1',
+      'part 2 of epoch 1',
+      'part 3 of epoch 1',
+    ]);
   });
 
   it('replays a reset: a producer reset after a lost partition reruns under the next leader, its consumers wait', async () => {
@@ -256,15 +305,26 @@ describe('batch job recovery in one process', () => {
     const l2 = await leaders.elect({ config: { ...SMALL_TASKS, ...RECONCILE }, retained: new Map([['tm-1', kept]]) });
     const ev = l2.job.graph.executionVertex(SOURCE, 2)!;
     expect(ev.state).not.toBe('FINISHED');
-    expect(l2.recoveries.at(-1)).toMatchObject({ executions_recovered: 3, partitions_reused: 3, partitions_missing: 0 });
+    expect(l2.recoveries.at(-1)).toMatchObject({
+      executions_recovered: 3,
+      partitions_reused: 3,
+      partitions_missing: 0,
+    });
     await until(() => l2.gateway.of(SOURCE).length === 1, 'leader 2 to rerun source#2');
     const rerun = l2.gateway.of(SOURCE)[0]!;
     expect(rerun.tdd.execution).toMatchObject({ subtask: 2, attempt: 1 });
     expect(l2.gateway.of(SINK)).toHaveLength(0);
     finish(l2.job, rerun, [100, 0, 0, 100]);
     await until(() => l2.gateway.of(SINK).length === 4, 'the consumers once their producer is back');
-    const read = l2.gateway.of(SINK)[0]!.tdd.inputs[0]!.partitions.map((p) => [p.partition_id!.attempt, p.partition_id!.epoch]);
-    expect(read).toEqual([[0, 1], [0, 1], [1, 2], [0, 1]]);
+    const read = l2.gateway
+      .of(SINK)[0]!
+      .tdd.inputs[0]!.partitions.map((p) => [p.partition_id!.attempt, p.partition_id!.epoch]);
+    expect(read).toEqual([
+      [0, 1],
+      [0, 1],
+      [1, 2],
+      [0, 1],
+    ]);
   });
 
   /* Flink's testJobVertexUnFinishedAndOperatorCoordinatorNotSupportBatchSnapshot, with a lost producer partition. */
@@ -282,7 +342,10 @@ describe('batch job recovery in one process', () => {
     const sources = await runSources(l1);
     const CONSUMER = graph.vertices[1]!.id;
     await until(() => l1.gateway.of(CONSUMER).length === 4, 'the consumers to run');
-    await finishSink(l1, l1.gateway.of(CONSUMER).find((d) => d.tdd.execution!.subtask === 0)!);
+    await finishSink(
+      l1,
+      l1.gateway.of(CONSUMER).find((d) => d.tdd.execution!.subtask === 0)!,
+    );
     await leaders.kill(l1);
     expect(created).toBe(1);
 
@@ -291,7 +354,12 @@ describe('batch job recovery in one process', () => {
     const window = { 'execution.batch.job-recovery.previous-worker.recovery.timeout': '300 ms' };
     const l2 = await leaders.elect({ config: { ...SMALL_TASKS, ...window }, retained: new Map([['tm-1', kept]]) });
     // The finished consumer#0 is dropped (its coordinator's state is gone) and source#1 reruns.
-    expect(l2.recoveries.at(-1)).toMatchObject({ executions_recovered: 4, executions_reset: 2, partitions_reused: 3, partitions_missing: 1 });
+    expect(l2.recoveries.at(-1)).toMatchObject({
+      executions_recovered: 4,
+      executions_reset: 2,
+      partitions_reused: 3,
+      partitions_missing: 1,
+    });
     expect(l2.job.graph.executionVertex(CONSUMER, 0)!.state).not.toBe('FINISHED');
     expect(created).toBe(2);
     await until(() => l2.gateway.of(SOURCE).length === 1, 'source#1 to rerun');

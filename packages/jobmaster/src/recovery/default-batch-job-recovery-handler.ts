@@ -1,16 +1,17 @@
 import { ErrorCode, ReboundError, errorMessage, partitionKey } from '@rebound/core';
-import type { Configuration, Logger, RecoveryReport, ResultPartitionId } from '@rebound/core';
+import type { HeldTask__Output, RecoveryReport, ResultPartitionId } from '@rebound/core';
 import type { SourceSplit } from '@rebound/api';
-import { describeReplayCut, type JobEventManager } from '@rebound/event-store';
+import { describeReplayCut } from '@rebound/event-store';
 import type { ExecutionVertex } from '../execution-graph.js';
-import type { JobMasterContext } from '../job-master.js';
-import type { TaskExecutorGateway } from '../task-executor-gateway.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
-import type { BatchJobRecoveryContext, BatchJobRecoveryHandler } from './batch-job-recovery-handler.js';
+import type { BatchJobRecoveryContext } from './batch-job-recovery-context.js';
+import type { BatchJobRecoveryHandler } from './batch-job-recovery-handler.js';
 import { JobEventRecorder } from './job-event-recorder.js';
 import { ReplayedJobState } from './job-event-replay.js';
 import { PartitionReconciliation } from './partition-reconciliation.js';
-import { releaseRetainedOfLateTaskManager, releaseUntracked, type RetainedPartitionsScope } from './retained-partitions.js';
+import { releaseRetainedOfLateTaskManager, releaseUntracked } from './retained-partitions.js';
+import { ReconnectSettlement } from './reconnect-settlement.js';
+import { TaskAdoption, type ReportedTask } from './task-adoption.js';
 
 /**
  * FLIP-383 recovery (Flink's DefaultBatchJobRecoveryHandler): records the job's events while it
@@ -23,46 +24,43 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   private reconciliation: PartitionReconciliation | undefined;
   /** Reconciliation is over: TaskManagers that show up with retained partitions lose them. */
   private reconciled = false;
-  private readonly scope: RetainedPartitionsScope;
+  /**
+   * execution.batch.job-recovery.keep-running-tasks: the TaskManagers kept this job's running
+   * tasks; reconciliation adopts them instead of resetting every unfinished execution.
+   */
+  private readonly keepRunning: boolean;
+  private adoption: TaskAdoption | undefined;
+  private settlement: ReconnectSettlement | undefined;
+  private takeover = false;
+  /** This leader recovers the job from its events (it did not start it afresh). */
+  private recovered = false;
 
-  constructor(
-    private readonly context: BatchJobRecoveryContext,
-    private readonly events: JobEventManager,
-    private readonly leader: JobMasterContext,
-    private readonly gateway: TaskExecutorGateway,
-    private readonly jobConfig: Configuration,
-    private readonly logger: Logger,
-  ) {
+  constructor(private readonly ctx: BatchJobRecoveryContext) {
+    this.keepRunning = ctx.jobConfig.getBoolean('execution.batch.job-recovery.keep-running-tasks');
     this.recorder = new JobEventRecorder(
-      events,
-      context.coordinators,
-      (ev) => context.sinkTemps.get(ev.key) ?? '',
-      jobConfig.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
-      leader.clock,
-      logger,
-      leader.crashPoints,
+      ctx.events,
+      ctx.coordinators,
+      ctx.jobConfig.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
+      ctx.clock,
+      ctx.logger,
+      ctx.crashPoints,
     );
-    this.scope = {
-      jobId: context.jobId,
-      epoch: leader.epoch,
-      get graph() {
-        return context.graph;
-      },
-      gateway,
-      logger,
-    };
   }
 
   async initialize(takeover: boolean): Promise<boolean> {
-    await this.events.start();
-    if (takeover && (await this.events.hasJobEvents())) return true;
+    this.takeover = takeover;
+    await this.ctx.events.start();
+    if (takeover && (await this.ctx.events.hasJobEvents())) {
+      this.recovered = true;
+      return true;
+    }
     this.startRecording();
     return false;
   }
 
   /** The recorder listens to the current graph: from now on its changes go to the log. */
   private startRecording(): void {
-    this.context.graph.addListener(this.recorder);
+    this.ctx.job.graph.addListener(this.recorder);
   }
 
   /**
@@ -72,22 +70,22 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
    * (the reason is logged and kept in the recovery report).
    */
   async startRecovering(): Promise<boolean> {
-    const events = this.events;
-    const startedAt = this.leader.clock.now();
+    const events = this.ctx.events;
+    const startedAt = this.ctx.clock.now();
     const report: RecoveryReport = {
-      epoch: this.leader.epoch,
-      elected_at_ms: this.leader.electedAtMs,
+      epoch: this.ctx.epoch,
+      elected_at_ms: this.ctx.electedAtMs,
       started_at_ms: startedAt,
       restarted_from_scratch: false,
     };
-    this.logger.info('job enters RECONCILING: replaying its events');
-    const replayed = new ReplayedJobState(this.context.jobGraph);
+    this.ctx.logger.info('job enters RECONCILING: replaying its events');
+    const replayed = new ReplayedJobState(this.ctx.job.jobGraph);
     const result = await events.replay((record) => replayed.apply(record));
     report.replay_ms = result.durationMs;
     report.events_replayed = result.events;
     report.torn_tail_bytes_discarded = result.report.discardedBytes;
     // The lease renewal is the better witness; the newest event is a lower bound when the lock was free.
-    report.old_leader_last_heard_ms = Math.max(this.leader.previousLeaderLastHeardMs ?? 0, replayed.lastEventAtMs);
+    report.old_leader_last_heard_ms = Math.max(this.ctx.previousLeaderLastHeardMs ?? 0, replayed.lastEventAtMs);
     if (!result.ok) {
       const f = result.failure;
       const why = f.kind === 'handler' ? errorMessage(f.error) : f.error.message;
@@ -95,60 +93,63 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     }
     const cut = describeReplayCut(result.report.cut);
     if (cut && result.report.cut!.expected) {
-      this.logger.warn({ cut: result.report.cut }, cut);
+      this.ctx.logger.warn({ cut: result.report.cut }, cut);
     } else if (cut) {
       // History written after the damage is dropped and its work reruns: say so where users look.
-      this.logger.error({ cut: result.report.cut }, cut);
+      this.ctx.logger.error({ cut: result.report.cut }, cut);
       report.reason = cut;
-      this.context.addNote(`JobMaster failover: ${cut}`);
+      this.ctx.job.addNote(`JobMaster failover: ${cut}`);
     }
     // Before acting on the replayed history, make it the only one: what a deposed predecessor
     // still appends to its open file is ignored by every later reader.
     await events.seal(result.report);
     if (result.report.sealedBytes > 0) {
-      this.logger.warn({ sealed: result.report.sealedTails }, 'ignored event bytes a deposed JobMaster wrote after an earlier takeover');
+      this.ctx.logger.warn(
+        { sealed: result.report.sealedTails },
+        'ignored event bytes a deposed JobMaster wrote after an earlier takeover',
+      );
     }
     try {
       await this.applyReplay(replayed, report);
     } catch (err) {
       return this.fallBackToScratch(report, `applying the replayed events failed: ${errorMessage(err)}`);
     }
-    this.leader.crashPoints?.duringReconciling();
-    const reconcileStart = this.leader.clock.now();
+    this.ctx.crashPoints?.duringReconciling();
+    const reconcileStart = this.ctx.clock.now();
     await this.reconcilePartitions(report);
-    report.reconnect_wait_ms = this.leader.clock.now() - reconcileStart;
-    report.finished_at_ms = this.leader.clock.now();
+    report.reconnect_wait_ms = this.ctx.clock.now() - reconcileStart;
+    report.finished_at_ms = this.ctx.clock.now();
     await this.addRecoveryReport(report);
-    this.logger.info({ report }, 'job recovered from a JobMaster failover');
+    this.ctx.logger.info({ report }, 'job recovered from a JobMaster failover');
     return true;
   }
 
   private async fallBackToScratch(report: RecoveryReport, reason: string): Promise<false> {
-    this.logger.error({ reason }, 'recovery failed; the job restarts from scratch');
+    this.ctx.logger.error({ reason }, 'recovery failed; the job restarts from scratch');
     report.restarted_from_scratch = true;
     report.reason = reason;
-    report.finished_at_ms = this.leader.clock.now();
-    this.context.addNote(`JobMaster failover: recovery failed, restarted from scratch: ${reason}`);
+    report.finished_at_ms = this.ctx.clock.now();
+    this.ctx.job.addNote(`JobMaster failover: recovery failed, restarted from scratch: ${reason}`);
     // Start over on a clean log and a fresh graph; partitions of the old run go away.
-    await this.events.stop(true);
-    await this.events.start();
-    await this.context.restartFromScratch();
+    await this.ctx.events.stop(true);
+    await this.ctx.events.start();
+    await this.ctx.job.restartFromScratch();
     this.startRecording();
-    for (const tm of this.context.taskManagers()) this.releaseJobOn(tm);
+    for (const tm of this.ctx.registry.all()) this.releaseJobOn(tm);
     await this.addRecoveryReport(report);
     return false;
   }
 
   private async addRecoveryReport(report: RecoveryReport): Promise<void> {
-    this.leader.recoveries.push(report);
-    await this.leader.saveRecoveries(this.context.jobId, this.leader.recoveries).catch((err: unknown) =>
-      this.logger.warn({ err: errorMessage(err) }, 'cannot store the recovery report'),
-    );
+    this.ctx.recoveries.push(report);
+    await this.ctx
+      .saveRecoveries(this.ctx.job.jobId, this.ctx.recoveries)
+      .catch((err: unknown) => this.ctx.logger.warn({ err: errorMessage(err) }, 'cannot store the recovery report'));
   }
 
   private async applyReplay(replayed: ReplayedJobState, report: RecoveryReport): Promise<void> {
-    const graph = this.context.graph;
-    const coordinators = this.context.coordinators;
+    const graph = this.ctx.job.graph;
+    const coordinators = this.ctx.coordinators;
     // What the log says goes into the graph before the recorder listens: it is in the log already.
     for (const ejv of graph.vertices) {
       const init = replayed.initialized.get(ejv.id);
@@ -161,10 +162,14 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     const dropped = this.dropFinishedNotCoveredByCoordinators(replayed);
     for (const e of replayed.finished.values()) {
       const ev = graph.executionVertex(e.vertex_id, e.subtask);
-      if (!ev) throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `finished event for unknown subtask ${e.vertex_id}#${e.subtask}`);
+      if (!ev)
+        throw new ReboundError(
+          ErrorCode.EVENT_STORE_CORRUPT,
+          `finished event for unknown subtask ${e.vertex_id}#${e.subtask}`,
+        );
       ev.attempt = e.attempt;
       ev.attemptEpoch = e.attempt_epoch;
-      if (e.sink_temp_file) this.context.sinkTemps.set(ev.key, e.sink_temp_file);
+      if (e.sink_temp_file) ev.sinkTempFile = e.sink_temp_file;
       graph.markFinished(
         ev,
         e.location ?? { task_manager_id: '', address: '' },
@@ -203,7 +208,10 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
         await coordinator.start();
       } else {
         const finished = ejv.vertices.filter((ev) => ev.state === 'FINISHED');
-        this.logger.info({ vertexId, finished: finished.length }, 'source without batch snapshots was not finished: all its subtasks rerun');
+        this.ctx.logger.info(
+          { vertexId, finished: finished.length },
+          'source without batch snapshots was not finished: all its subtasks rerun',
+        );
         graph.resetForNewExecutions(finished);
         reset += finished.length;
         await coordinator.start();
@@ -219,8 +227,10 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
           if (ejv.isFinished()) coordinators.restartAllOnResetOf(vertexId);
           await h.start();
         }
-        // Attempts that were running at the snapshot (or that finished after it) run again.
-        for (const ev of ejv.vertices) if (ev.state !== 'FINISHED') h.subtaskReset(ev.subtask, ev.attempt);
+        // Attempts that were running at the snapshot (or that finished after it) run again; with
+        // keep-running-tasks only those nobody kept, once reconciliation knows which.
+        if (!this.keepRunning)
+          for (const ev of ejv.vertices) if (ev.state !== 'FINISHED') h.subtaskReset(ev.subtask, ev.attempt);
       }
     }
     report.executions_reset = reset + dropped;
@@ -233,13 +243,16 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
    */
   private dropFinishedNotCoveredByCoordinators(replayed: ReplayedJobState): number {
     let dropped = 0;
-    for (const [vertexId, holders] of this.context.coordinators.userEntries()) {
-      for (const h of holders) if (h.supportsBatchSnapshot()) dropped += replayed.dropFinishedAfterSnapshot(vertexId, h.operatorId);
+    for (const [vertexId, holders] of this.ctx.coordinators.userEntries()) {
+      for (const h of holders)
+        if (h.supportsBatchSnapshot()) dropped += replayed.dropFinishedAfterSnapshot(vertexId, h.operatorId);
       const parallelism = replayed.initialized.get(vertexId)?.parallelism ?? 0;
       const unfinished = replayed.finishedOf(vertexId).length < parallelism;
-      if (unfinished && holders.some((h) => !h.supportsBatchSnapshot())) dropped += replayed.dropFinishedAfterSnapshot(vertexId);
+      if (unfinished && holders.some((h) => !h.supportsBatchSnapshot()))
+        dropped += replayed.dropFinishedAfterSnapshot(vertexId);
     }
-    if (dropped > 0) this.logger.info({ dropped }, 'executions that finished after their coordinator snapshot run again');
+    if (dropped > 0)
+      this.ctx.logger.info({ dropped }, 'executions that finished after their coordinator snapshot run again');
     return dropped;
   }
 
@@ -250,7 +263,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
    * resets the producers of needed partitions that did not come back.
    */
   private async reconcilePartitions(report: RecoveryReport): Promise<void> {
-    const graph = this.context.graph;
+    const graph = this.ctx.job.graph;
     const needed = new Map<string, ExecutionVertex>();
     const recovered = new Map<string, ExecutionVertex>();
     for (const ev of graph.allExecutionVertices()) {
@@ -259,14 +272,61 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       recovered.set(key, ev);
       if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev);
     }
-    const timeoutMs = this.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
-    const rec = new PartitionReconciliation(new Map([...needed].map(([key, ev]) => [key, ev.location?.task_manager_id ?? ''])));
+    const timeoutMs = this.ctx.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
+    const adoption = this.keepRunning ? new TaskAdoption() : undefined;
+    // The attempts that may be running somewhere: unfinished subtasks whose inputs are all there.
+    const awaited = adoption
+      ? graph
+          .allExecutionVertices()
+          .filter((ev) => ev.state !== 'FINISHED' && ev.jobVertex.producers.every((p) => p.isFinished()))
+          .map((ev) => ev.key)
+      : [];
+    const settlement = new ReconnectSettlement(
+      [
+        ...this.ctx.registry.all().map((tm) => tm.id),
+        // The TaskManagers the log names: where its finished executions ran.
+        ...graph
+          .allExecutionVertices()
+          .filter((ev) => ev.state === 'FINISHED')
+          .map((ev) => ev.location?.task_manager_id ?? ''),
+      ].filter((id) => id !== ''),
+      this.ctx.taskManagerDirectory,
+      this.ctx.logger,
+    );
+    const rec = new PartitionReconciliation(
+      new Map([...needed].map(([key, ev]) => [key, ev.location?.task_manager_id ?? ''])),
+      awaited,
+      (key) => adoption?.hasReport(key) ?? true,
+      () => settlement.allSettled(),
+    );
     this.reconciliation = rec;
-    for (const tm of this.context.taskManagers()) this.askForPartitions(tm);
+    this.adoption = adoption;
+    this.settlement = settlement;
+    for (const tm of this.ctx.registry.all()) this.askForPartitions(tm);
+    const pollMs = this.ctx.jobConfig.getDurationMs('high-availability.lease.poll-interval');
+    const stopWatching = settlement.watch(pollMs, () => rec.recheck());
     await rec.wait(timeoutMs);
+    stopWatching();
+    this.ctx.logger.info(
+      { waitedForMs: settlement.elapsedMs(), settled: settlement.allSettled(), ...settlement.describe() },
+      'reconnect wait over',
+    );
+    this.settlement = undefined;
     this.reconciliation = undefined;
+    this.adoption = undefined;
     // From now on a TaskManager that registers has its retained partitions checked and released.
     this.reconciled = true;
+    if (adoption) {
+      this.adoptReportedTasks(adoption, report);
+      // Adoption may have finished producers: what is needed and recovered is counted anew.
+      needed.clear();
+      for (const ev of graph.allExecutionVertices()) {
+        if (ev.state !== 'FINISHED' || ev.jobVertex.consumers.length === 0) continue;
+        const key = partitionKey(ev.partitionId());
+        recovered.set(key, ev);
+        if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev);
+      }
+    }
 
     let reusedBytes = 0;
     let releasedBytes = 0;
@@ -292,23 +352,30 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     }
     await Promise.all(
       [...release.values()].map(({ tm, ids }) =>
-        this.gateway.releasePartitions(tm, { epoch: this.leader.epoch, partitions: ids }).catch((err: unknown) =>
-          this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'releasing unneeded partitions failed'),
-        ),
+        this.ctx.gateway
+          .releasePartitions(tm, { epoch: this.ctx.epoch, partitions: ids })
+          .catch((err: unknown) =>
+            this.ctx.logger.warn(
+              { taskManagerId: tm.id, err: errorMessage(err) },
+              'releasing unneeded partitions failed',
+            ),
+          ),
       ),
     );
-    const missing = [...needed].filter(([key]) => !rec.has(key)).map(([, ev]) => ev);
+    const missing = [...needed]
+      .filter(([key, ev]) => !rec.reportedBy(key, ev.location?.task_manager_id ?? ''))
+      .map(([, ev]) => ev);
     report.partitions_reused = rec.reused;
     report.partition_bytes_reused = reusedBytes;
     report.partitions_released = [...release.values()].reduce((n, e) => n + e.ids.length, 0);
     report.partition_bytes_released = releasedBytes;
     report.partitions_missing = missing.length;
-    this.logger.info(
+    this.ctx.logger.info(
       { needed: needed.size, reused: rec.reused, released: report.partitions_released, missing: missing.length },
       'partitions reconciled',
     );
     if (missing.length > 0) {
-      const coordinators = this.context.coordinators;
+      const coordinators = this.ctx.coordinators;
       const toReset = coordinators.withWholeSources(missing);
       coordinators.notifyOfReset(toReset);
       graph.resetForNewExecutions(toReset);
@@ -317,40 +384,117 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     }
   }
 
+  /**
+   * Adopts the reported attempts the log allows (TaskAdoption), records the finished ones, cancels
+   * the rest, and tells the coordinators: `subtaskReset` only for subtasks that did not survive.
+   */
+  private adoptReportedTasks(adoption: TaskAdoption, report: RecoveryReport): void {
+    const graph = this.ctx.job.graph;
+    const coordinators = this.ctx.coordinators;
+    const outcome = adoption.decide(graph, coordinators, this.ctx.registry, this.ctx.clock.now());
+    const kept = new Set([...outcome.adopted, ...outcome.finished]);
+    for (const [vertexId, source] of coordinators.sourceEntries()) {
+      if (!source.supportsBatchSnapshot()) continue;
+      for (const ev of graph.vertex(vertexId).vertices)
+        if (ev.state !== 'FINISHED' && !kept.has(ev)) source.setAttempt(ev.subtask, ev.attempt);
+    }
+    for (const [vertexId, holders] of coordinators.userEntries()) {
+      for (const h of holders)
+        for (const ev of graph.vertex(vertexId).vertices)
+          if (ev.state !== 'FINISHED' && !kept.has(ev)) h.subtaskReset(ev.subtask, ev.attempt);
+    }
+    this.cancelReported(outcome.cancel);
+    report.running_tasks_adopted = outcome.adopted.length;
+    report.finished_tasks_reported = outcome.finished.length;
+    this.ctx.logger.info(
+      { adopted: outcome.adopted.length, finished: outcome.finished.length, canceled: outcome.cancel.length },
+      'running tasks kept by the TaskManagers reconciled',
+    );
+  }
+
+  /** Attempts a TaskManager kept that this leader does not: canceled there, never adopted. */
+  private cancelReported(tasks: readonly ReportedTask[]): void {
+    for (const { tm, task } of tasks) {
+      if (task.state !== 'RUNNING' || task.deploy_epoch >= this.ctx.epoch) continue;
+      this.ctx.gateway
+        .cancelTask(tm, { epoch: this.ctx.epoch, execution: task.execution, deploy_epoch: task.deploy_epoch })
+        .catch((err: unknown) =>
+          this.ctx.logger.warn(
+            { taskManagerId: tm.id, err: errorMessage(err) },
+            'canceling a kept task this leader does not adopt failed',
+          ),
+        );
+    }
+  }
+
+  private cancelRunningOf(tm: RegisteredTaskManager, tasks: readonly HeldTask__Output[]): void {
+    this.cancelReported(tasks.map((task) => ({ tm, task })));
+  }
+
   private askForPartitions(tm: RegisteredTaskManager): void {
     const rec = this.reconciliation;
     if (!rec) return;
-    this.gateway
-      .getAndRetainPartitionsWithMetrics(tm, { epoch: this.leader.epoch, job_id: this.context.jobId })
-      .then(
-        (res) => {
-          if (this.reconciliation === rec) rec.add(tm, res.partitions);
-          // The answer came after the window closed: nothing will use these partitions.
-          else releaseUntracked(this.scope, tm, res.partitions);
-        },
-        (err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'asking for retained partitions failed'),
-      );
+    const adoption = this.adoption;
+    const settlement = this.settlement;
+    settlement?.asked(tm.id);
+    const req = { epoch: this.ctx.epoch, job_id: this.ctx.job.jobId, adopt_tasks: adoption !== undefined };
+    this.ctx.gateway.getAndRetainPartitionsWithMetrics(tm, req).then(
+      (res) => {
+        if (this.reconciliation === rec) {
+          adoption?.add(tm, res.tasks);
+          settlement?.answered(tm.id);
+          rec.add(tm, res.partitions);
+          return;
+        }
+        // The answer came after the window closed: nothing will use these partitions, and the
+        // tasks (which answer to this leader now) are canceled, not adopted.
+        releaseUntracked(this.ctx, tm, res.partitions);
+        this.cancelRunningOf(tm, res.tasks);
+      },
+      (err: unknown) => {
+        this.ctx.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'asking for retained partitions failed');
+        // Nothing more will come from it in this window (what it kept is canceled when it does).
+        if (this.reconciliation === rec) {
+          settlement?.answered(tm.id);
+          rec.recheck();
+        }
+      },
+    );
   }
 
   onTaskManagerRegistered(tm: RegisteredTaskManager, retainedJobs: readonly string[]): void {
     if (this.reconciliation) {
       this.askForPartitions(tm);
-    } else if (this.reconciled && retainedJobs.includes(this.context.jobId)) {
-      releaseRetainedOfLateTaskManager(this.scope, tm);
+    } else if (this.reconciled && retainedJobs.includes(this.ctx.job.jobId)) {
+      releaseRetainedOfLateTaskManager(this.ctx, tm);
     }
   }
 
   onJobRunning(): void {
+    // A takeover that found no events starts the job afresh: what TaskManagers kept of it
+    // (partitions, tasks kept running) is of no use, and kept tasks would hold their slots.
+    if (this.takeover && !this.recovered) {
+      for (const tm of this.ctx.registry.all()) releaseRetainedOfLateTaskManager(this.ctx, tm);
+    }
     this.reconciled = true;
   }
 
   private releaseJobOn(tm: RegisteredTaskManager): void {
-    this.gateway
-      .disconnectJob(tm, { epoch: this.leader.epoch, job_id: this.context.jobId, release_partitions: true })
-      .catch((err: unknown) => this.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'releasing retained partitions failed'));
+    this.ctx.gateway
+      .disconnectJob(tm, { epoch: this.ctx.epoch, job_id: this.ctx.job.jobId, release_partitions: true })
+      .catch((err: unknown) =>
+        this.ctx.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'releasing retained partitions failed'),
+      );
+  }
+
+  vertexDecisionsDurable(): Promise<void> | undefined {
+    // Without keep-running-tasks a task dies with this leader: the buffered write is enough.
+    if (!this.keepRunning || !this.recorder.enabled || !this.ctx.events.isRunning()) return undefined;
+    // A failed write disables the store (it logs why); the job goes on, unrecoverable.
+    return this.ctx.events.flush().catch(() => undefined);
   }
 
   stop(cleanUp: boolean): Promise<void> {
-    return this.events.stop(cleanUp);
+    return this.ctx.events.stop(cleanUp);
   }
 }

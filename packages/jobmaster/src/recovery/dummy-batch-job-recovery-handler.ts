@@ -1,7 +1,5 @@
-import type { Logger } from '@rebound/core';
-import type { TaskExecutorGateway } from '../task-executor-gateway.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
-import type { BatchJobRecoveryContext, BatchJobRecoveryHandler } from './batch-job-recovery-handler.js';
+import type { BatchJobRecoveryHandler } from './batch-job-recovery-handler.js';
 import { releaseRetainedOfLateTaskManager, type RetainedPartitionsScope } from './retained-partitions.js';
 
 /**
@@ -10,19 +8,8 @@ import { releaseRetainedOfLateTaskManager, type RetainedPartitionsScope } from '
  */
 export class DummyBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   private running = false;
-  private readonly scope: RetainedPartitionsScope;
 
-  constructor(context: BatchJobRecoveryContext, epoch: number, gateway: TaskExecutorGateway, logger: Logger) {
-    this.scope = {
-      jobId: context.jobId,
-      epoch,
-      get graph() {
-        return context.graph;
-      },
-      gateway,
-      logger,
-    };
-  }
+  constructor(private readonly scope: RetainedPartitionsScope) {}
 
   async initialize(): Promise<boolean> {
     return false;
@@ -33,11 +20,15 @@ export class DummyBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   }
 
   onTaskManagerRegistered(tm: RegisteredTaskManager, retainedJobs: readonly string[]): void {
-    if (this.running && retainedJobs.includes(this.scope.jobId)) releaseRetainedOfLateTaskManager(this.scope, tm);
+    if (this.running && retainedJobs.includes(this.scope.job.jobId)) releaseRetainedOfLateTaskManager(this.scope, tm);
   }
 
   onJobRunning(): void {
     this.running = true;
+  }
+
+  vertexDecisionsDurable(): undefined {
+    return undefined;
   }
 
   async stop(): Promise<void> {}

@@ -23,7 +23,6 @@ export class JobEventRecorder implements ExecutionGraphListener {
   constructor(
     private readonly events: JobEventManager,
     private readonly coordinators: OperatorCoordinators,
-    private readonly sinkTempFileOf: (ev: ExecutionVertex) => string,
     private readonly snapshotMinPauseMs: number,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -41,7 +40,10 @@ export class JobEventRecorder implements ExecutionGraphListener {
       this.crashPoints?.afterEvent(type, () => this.events.flush());
     } catch (err) {
       this.enabled = false;
-      this.logger.error({ err: errorMessage(err) }, 'recording job events failed; this job can no longer be recovered after a JobMaster failure');
+      this.logger.error(
+        { err: errorMessage(err) },
+        'recording job events failed; this job can no longer be recovered after a JobMaster failure',
+      );
     }
   }
 
@@ -70,7 +72,10 @@ export class JobEventRecorder implements ExecutionGraphListener {
     if (coordinator) {
       increments.push({ operator_id: coordinator.operatorId, state: coordinator.increment(ev.subtask) });
       const now = this.clock.now();
-      if (coordinator.supportsBatchSnapshot() && (vertexFinished || now - this.lastSnapshotAtMs >= this.snapshotMinPauseMs)) {
+      if (
+        coordinator.supportsBatchSnapshot() &&
+        (vertexFinished || now - this.lastSnapshotAtMs >= this.snapshotMinPauseMs)
+      ) {
         const state = coordinator.snapshotNow();
         if (state) {
           snapshots.push({ operator_id: coordinator.operatorId, state });
@@ -81,7 +86,8 @@ export class JobEventRecorder implements ExecutionGraphListener {
     for (const h of this.coordinators.userOf(ejv.id)) {
       if (!h.supportsBatchSnapshot()) continue;
       const now = this.clock.now();
-      if (!vertexFinished && now - (this.lastUserSnapshotAtMs.get(h.operatorId) ?? -Infinity) < this.snapshotMinPauseMs) continue;
+      if (!vertexFinished && now - (this.lastUserSnapshotAtMs.get(h.operatorId) ?? -Infinity) < this.snapshotMinPauseMs)
+        continue;
       try {
         snapshots.push({ operator_id: h.operatorId, state: h.snapshotNow() });
         this.lastUserSnapshotAtMs.set(h.operatorId, now);
@@ -106,7 +112,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
             coordinator_increments: increments,
             has_shuffle_master_snapshot: false,
             finished_at_ms: ev.finishedAtMs,
-            sink_temp_file: this.sinkTempFileOf(ev),
+            sink_temp_file: ev.sinkTempFile,
           },
         },
         // A finished vertex closes the file: its events become a durable unit.

@@ -1,5 +1,9 @@
 import { ErrorCode, ReboundError, executionVertexKey } from '@rebound/core';
-import type { ExecutionJobVertexInitializedEvent__Output, ExecutionVertexFinishedEvent__Output, JobGraph__Output } from '@rebound/core';
+import type {
+  ExecutionJobVertexInitializedEvent__Output,
+  ExecutionVertexFinishedEvent__Output,
+  JobGraph__Output,
+} from '@rebound/core';
 import type { JobEventRecord } from '@rebound/event-store';
 
 /**
@@ -27,7 +31,10 @@ export class ReplayedJobState {
 
   private vertex(id: string, what: string): void {
     if (!this.graph.vertices.some((v) => v.id === id)) {
-      throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `${what} names vertex '${id}', which the job graph does not have`);
+      throw new ReboundError(
+        ErrorCode.EVENT_STORE_CORRUPT,
+        `${what} names vertex '${id}', which the job graph does not have`,
+      );
     }
   }
 
@@ -38,7 +45,11 @@ export class ReplayedJobState {
       case 'ExecutionJobVertexInitialized': {
         const e = record.event;
         this.vertex(e.vertex_id, 'an ExecutionJobVertexInitializedEvent');
-        if (e.parallelism < 1) throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `vertex ${e.vertex_id} initialized with parallelism ${e.parallelism}`);
+        if (e.parallelism < 1)
+          throw new ReboundError(
+            ErrorCode.EVENT_STORE_CORRUPT,
+            `vertex ${e.vertex_id} initialized with parallelism ${e.parallelism}`,
+          );
         this.initialized.set(e.vertex_id, e);
         return;
       }
@@ -47,7 +58,10 @@ export class ReplayedJobState {
         this.vertex(e.vertex_id, 'an ExecutionVertexFinishedEvent');
         const init = this.initialized.get(e.vertex_id);
         if (!init || e.subtask < 0 || e.subtask >= init.parallelism) {
-          throw new ReboundError(ErrorCode.EVENT_STORE_CORRUPT, `finished event for ${e.vertex_id}#${e.subtask} before its vertex was initialized`);
+          throw new ReboundError(
+            ErrorCode.EVENT_STORE_CORRUPT,
+            `finished event for ${e.vertex_id}#${e.subtask} before its vertex was initialized`,
+          );
         }
         const key = executionVertexKey(e.vertex_id, e.subtask);
         this.finished.delete(key);

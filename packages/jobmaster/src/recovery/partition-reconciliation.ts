@@ -24,8 +24,29 @@ export class PartitionReconciliation {
   reused = 0;
   private wake: (() => void) | undefined;
 
-  /** `needed`: partition key → id of the TaskManager that produced it. */
-  constructor(private readonly needed: ReadonlyMap<string, string>) {}
+  /**
+   * `needed`: partition key → id of the TaskManager that produced it. `awaitedTasks`: executions
+   * (keys) whose attempts may have kept running through the failover (keep-running-tasks): the
+   * wait also ends early only once some TaskManager reported each (`hasTask`). `allSettled`:
+   * every TaskManager that may hold something of the job answered or is known gone, so nothing
+   * more can come; the wait ends then too.
+   */
+  constructor(
+    private readonly needed: ReadonlyMap<string, string>,
+    private readonly awaitedTasks: readonly string[] = [],
+    private readonly hasTask: (key: string) => boolean = () => true,
+    private readonly allSettled: () => boolean = () => false,
+  ) {}
+
+  /** Something `hasTask` or `allSettled` reads changed: check again. */
+  recheck(): void {
+    this.wake?.();
+  }
+
+  /** Whether TaskManager `tmId` reported partition `key`. */
+  reportedBy(key: string, tmId: string): boolean {
+    return this.reported.some((r) => r.key === key && r.tm.id === tmId);
+  }
 
   add(tm: RegisteredTaskManager, partitions: readonly PartitionWithMetrics__Output[]): void {
     for (const p of partitions) {
@@ -43,13 +64,13 @@ export class PartitionReconciliation {
   }
 
   allNeededReported(): boolean {
-    return this.found.size === this.needed.size;
+    return this.found.size === this.needed.size && this.awaitedTasks.every((k) => this.hasTask(k));
   }
 
-  /** Resolves when every needed partition was reported, or after `timeoutMs`. */
+  /** Resolves when every needed partition was reported, or everyone settled, or after `timeoutMs`. */
   async wait(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    while (!this.allNeededReported()) {
+    while (!this.allNeededReported() && !this.allSettled()) {
       const left = deadline - Date.now();
       if (left <= 0) return;
       await new Promise<void>((resolve) => {

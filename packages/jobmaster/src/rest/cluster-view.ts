@@ -1,4 +1,4 @@
-import type { HighAvailabilityServices, ProcessEndpoint } from '@rebound/ha';
+import type { EndpointRegistry, HighAvailabilityServices, ProcessEndpoint } from '@rebound/ha';
 import type { LeaderView } from './leader-view.js';
 
 export interface ClusterJobMaster {
@@ -44,9 +44,17 @@ export interface ClusterView {
  * process's endpoints) plus, on the leader, registrations, slots and tracked partitions. Answered
  * locally on a standby too: during a failover it is how the dashboard finds the next leader.
  */
-export async function clusterView(ha: HighAvailabilityServices, selfId: string, leader: LeaderView | undefined, now: number): Promise<ClusterView> {
-  const registry = ha.endpoints();
-  const [info, endpoints] = await Promise.all([ha.getLeader().catch(() => undefined), registry.list().catch((): ProcessEndpoint[] => [])]);
+export async function clusterView(
+  ha: HighAvailabilityServices,
+  selfId: string,
+  leader: LeaderView | undefined,
+  now: number,
+  registry: EndpointRegistry = ha.endpoints(),
+): Promise<ClusterView> {
+  const [info, endpoints] = await Promise.all([
+    ha.getLeader().catch(() => undefined),
+    registry.list().catch((): ProcessEndpoint[] => []),
+  ]);
   const byId = new Map(endpoints.map((e) => [e.id, e]));
   const jobmasters: ClusterJobMaster[] = endpoints
     .filter((e) => e.role === 'jobmaster')
@@ -60,7 +68,9 @@ export async function clusterView(ha: HighAvailabilityServices, selfId: string, 
     }));
   const registered = new Map((leader?.registry.overview() ?? []).map((t) => [t.task_manager_id ?? '', t]));
   const tracked = leader?.trackedPartitions() ?? new Map<string, { partitions: number; bytes: number }>();
-  const tmIds = [...new Set([...endpoints.filter((e) => e.role === 'taskmanager').map((e) => e.id), ...registered.keys()])].sort();
+  const tmIds = [
+    ...new Set([...endpoints.filter((e) => e.role === 'taskmanager').map((e) => e.id), ...registered.keys()]),
+  ].sort();
   const taskmanagers: ClusterTaskManager[] = tmIds.map((id) => {
     const ep = byId.get(id);
     const reg = registered.get(id);
@@ -83,7 +93,13 @@ export async function clusterView(ha: HighAvailabilityServices, selfId: string, 
     now,
     answeredBy: { id: selfId, leader: leader !== undefined },
     leader: info
-      ? { jobmasterId: info.jobmasterId, epoch: info.epoch, address: info.address, electedAtMs: info.electedAtMs, restUrl: byId.get(info.jobmasterId)?.restUrl ?? null }
+      ? {
+          jobmasterId: info.jobmasterId,
+          epoch: info.epoch,
+          address: info.address,
+          electedAtMs: info.electedAtMs,
+          restUrl: byId.get(info.jobmasterId)?.restUrl ?? null,
+        }
       : null,
     epoch: leader?.epoch ?? info?.epoch ?? 0,
     jobmasters,

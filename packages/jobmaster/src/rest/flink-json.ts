@@ -1,5 +1,13 @@
 import type { ExceptionHistorySnapshot } from '../exception-history.js';
-import type { JobGraph__Output, JobStatus, JobSummary, RecoveryReport, TaskCounts, TaskManagerInfo, VertexStatus } from '@rebound/core';
+import type {
+  JobGraph__Output,
+  JobStatus,
+  JobSummary,
+  RecoveryReport,
+  TaskCounts,
+  TaskManagerInfo,
+  VertexStatus,
+} from '@rebound/core';
 
 /**
  * Rebound's job and cluster state in the JSON shapes of Flink's REST API v1 (same paths, same
@@ -9,9 +17,32 @@ import type { JobGraph__Output, JobStatus, JobSummary, RecoveryReport, TaskCount
  */
 
 /** Flink's ExecutionState names, in Flink's order. */
-export const EXECUTION_STATES = ['CREATED', 'SCHEDULED', 'DEPLOYING', 'RUNNING', 'FINISHED', 'CANCELING', 'CANCELED', 'FAILED', 'RECONCILING', 'INITIALIZING'] as const;
+export const EXECUTION_STATES = [
+  'CREATED',
+  'SCHEDULED',
+  'DEPLOYING',
+  'RUNNING',
+  'FINISHED',
+  'CANCELING',
+  'CANCELED',
+  'FAILED',
+  'RECONCILING',
+  'INITIALIZING',
+] as const;
 /** Flink's JobStatus names. */
-export const JOB_STATES = ['INITIALIZING', 'CREATED', 'RUNNING', 'FAILING', 'FAILED', 'CANCELLING', 'CANCELED', 'FINISHED', 'RESTARTING', 'SUSPENDED', 'RECONCILING'] as const;
+export const JOB_STATES = [
+  'INITIALIZING',
+  'CREATED',
+  'RUNNING',
+  'FAILING',
+  'FAILED',
+  'CANCELLING',
+  'CANCELED',
+  'FINISHED',
+  'RESTARTING',
+  'SUSPENDED',
+  'RECONCILING',
+] as const;
 const TERMINAL = new Set(['FINISHED', 'FAILED', 'CANCELED']);
 
 export const REBOUND_VERSION = '0.1.0';
@@ -47,7 +78,10 @@ export function isTerminalState(state: string): boolean {
   return TERMINAL.has(state);
 }
 
-function times(status: Pick<JobStatus, 'state' | 'submitted_at_ms' | 'finished_at_ms'>, now: number): { start: number; end: number; duration: number } {
+function times(
+  status: Pick<JobStatus, 'state' | 'submitted_at_ms' | 'finished_at_ms'>,
+  now: number,
+): { start: number; end: number; duration: number } {
   const start = n(status.submitted_at_ms) || -1;
   const end = isTerminalState(status.state ?? '') && n(status.finished_at_ms) > 0 ? n(status.finished_at_ms) : -1;
   const duration = start < 0 ? -1 : (end > 0 ? end : now) - start;
@@ -105,7 +139,17 @@ export function jobDetailsOverview(status: JobStatus, now: number): Record<strin
 
 /** A job that only the JobGraphStore knows (no status yet): an overview entry from its summary. */
 export function jobSummaryOverview(s: JobSummary, now: number): Record<string, unknown> {
-  return jobDetailsOverview({ job_id: s.job_id, name: s.name, state: s.state, submitted_at_ms: s.submitted_at_ms, finished_at_ms: s.finished_at_ms, vertices: [] }, now);
+  return jobDetailsOverview(
+    {
+      job_id: s.job_id,
+      name: s.name,
+      state: s.state,
+      submitted_at_ms: s.submitted_at_ms,
+      finished_at_ms: s.finished_at_ms,
+      vertices: [],
+    },
+    now,
+  );
 }
 
 /** `plan` of `GET /jobs/:jobid` (Flink's JSON plan): one node per job vertex, inputs by producer. */
@@ -133,7 +177,12 @@ export function planOf(graph: JobGraph__Output | undefined, status: JobStatus): 
 }
 
 /** `GET /jobs/:jobid` (Flink's JobDetailsInfo) plus Rebound's own fields under `rebound`. */
-export function jobDetailsInfo(status: JobStatus, graph: JobGraph__Output | undefined, now: number, defaultMaxParallelism: number): Record<string, unknown> {
+export function jobDetailsInfo(
+  status: JobStatus,
+  graph: JobGraph__Output | undefined,
+  now: number,
+  defaultMaxParallelism: number,
+): Record<string, unknown> {
   const t = times(status, now);
   const statusCounts = zeroCounts();
   const vertices = (status.vertices ?? []).map((v) => {
@@ -213,14 +262,23 @@ export function jobExceptions(status: JobStatus, history: ExceptionHistorySnapsh
   return {
     'root-exception': root ? root.stacktrace : null,
     timestamp: root ? root.timestamp : null,
-    'all-exceptions': history.entries.map((e) => ({ exception: e.stacktrace, task: e.taskName, location: e.endpoint, timestamp: e.timestamp, taskManagerId: e.taskManagerId })),
+    'all-exceptions': history.entries.map((e) => ({
+      exception: e.stacktrace,
+      task: e.taskName,
+      location: e.endpoint,
+      timestamp: e.timestamp,
+      taskManagerId: e.taskManagerId,
+    })),
     truncated: history.truncated,
     exceptionHistory: { entries, truncated: history.truncated },
   };
 }
 
 /** `GET /overview` (Flink's ClusterOverviewWithVersion). */
-export function clusterOverview(tms: readonly TaskManagerInfo[], jobStates: readonly string[]): Record<string, unknown> {
+export function clusterOverview(
+  tms: readonly TaskManagerInfo[],
+  jobStates: readonly string[],
+): Record<string, unknown> {
   const count = (s: string): number => jobStates.filter((x) => x === s).length;
   return {
     taskmanagers: tms.length,
@@ -237,7 +295,14 @@ export function clusterOverview(tms: readonly TaskManagerInfo[], jobStates: read
   };
 }
 
-const ZERO_RESOURCE = { cpuCores: 0, taskHeapMemory: 0, taskOffHeapMemory: 0, managedMemory: 0, networkMemory: 0, extendedResources: {} };
+const ZERO_RESOURCE = {
+  cpuCores: 0,
+  taskHeapMemory: 0,
+  taskOffHeapMemory: 0,
+  managedMemory: 0,
+  networkMemory: 0,
+  extendedResources: {},
+};
 
 /** One entry of `GET /taskmanagers` (Flink's TaskManagerInfo). */
 export function taskManagerInfo(tm: TaskManagerInfo): Record<string, unknown> {
@@ -289,14 +354,22 @@ export function recoveryTimeline(r: RecoveryReport): Record<string, unknown> {
       runningAtMs: finished,
     },
     durations: {
-      detectionMs: n(r.old_leader_last_heard_ms) > 0 ? Math.max(0, n(r.elected_at_ms) - n(r.old_leader_last_heard_ms)) : 0,
+      detectionMs:
+        n(r.old_leader_last_heard_ms) > 0 ? Math.max(0, n(r.elected_at_ms) - n(r.old_leader_last_heard_ms)) : 0,
       electedToReplayMs: Math.max(0, started - n(r.elected_at_ms)),
       replayMs: n(r.replay_ms),
       reconcileMs: n(r.reconnect_wait_ms),
       totalMs: finished > 0 && n(r.elected_at_ms) > 0 ? finished - n(r.elected_at_ms) : 0,
     },
     eventsReplayed: n(r.events_replayed),
-    tasks: { reused: n(r.executions_recovered), rerun: n(r.executions_reset) },
+    // adopted: running attempts that carried on through the failover (keep-running-tasks);
+    // finishedWhileLeaderless: attempts that finished with no leader and were recorded from the reports.
+    tasks: {
+      reused: n(r.executions_recovered),
+      rerun: n(r.executions_reset),
+      adopted: n(r.running_tasks_adopted),
+      finishedWhileLeaderless: n(r.finished_tasks_reported),
+    },
     partitions: {
       reused: n(r.partitions_reused),
       reusedBytes: n(r.partition_bytes_reused),

@@ -1,8 +1,24 @@
-import { ErrorCode, JobNotFoundError, ReboundError, isJobId, type Clock, type Configuration, type JobGraph__Output, type RecoveryReport } from '@rebound/core';
+import {
+  ErrorCode,
+  JobNotFoundError,
+  ReboundError,
+  isJobId,
+  type Clock,
+  type Configuration,
+  type JobGraph__Output,
+} from '@rebound/core';
 import { dumpJobEvents, formatEventLine } from '@rebound/event-store';
 import type { JobGraphStore } from '@rebound/ha';
-import { RECOVERIES_ATTACHMENT } from '../leader-services.js';
-import { clusterOverview, jobDetailsInfo, jobDetailsOverview, jobExceptions, jobSummaryOverview, recoveryTimeline, taskManagerInfo } from './flink-json.js';
+import { JobRecords } from '../job-records.js';
+import {
+  clusterOverview,
+  jobDetailsInfo,
+  jobDetailsOverview,
+  jobExceptions,
+  jobSummaryOverview,
+  recoveryTimeline,
+  taskManagerInfo,
+} from './flink-json.js';
 import type { LeaderView } from './leader-view.js';
 
 export class BadRequestError extends ReboundError {
@@ -22,9 +38,11 @@ export function parseJobId(raw: string): string {
 export function intParam(query: Record<string, unknown>, name: string, def: number, min: number, max: number): number {
   const raw = query[name];
   if (raw === undefined || raw === '') return def;
-  if (typeof raw !== 'string' || !/^\d+$/.test(raw)) throw new BadRequestError(`query parameter '${name}' must be an integer from ${min} to ${max}`);
+  if (typeof raw !== 'string' || !/^\d+$/.test(raw))
+    throw new BadRequestError(`query parameter '${name}' must be an integer from ${min} to ${max}`);
   const v = Number(raw);
-  if (v < min || v > max) throw new BadRequestError(`query parameter '${name}' must be an integer from ${min} to ${max}`);
+  if (v < min || v > max)
+    throw new BadRequestError(`query parameter '${name}' must be an integer from ${min} to ${max}`);
   return v;
 }
 
@@ -34,6 +52,7 @@ export function intParam(query: Record<string, unknown>, name: string, def: numb
  */
 export class JobViews {
   readonly store: JobGraphStore;
+  private readonly records: JobRecords;
   private readonly graphs = new Map<string, JobGraph__Output>();
   private readonly defaultMaxParallelism: number;
 
@@ -45,6 +64,7 @@ export class JobViews {
     private readonly clock: Clock,
   ) {
     this.store = store;
+    this.records = new JobRecords(store);
     this.defaultMaxParallelism = config.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism');
   }
 
@@ -54,14 +74,20 @@ export class JobViews {
     if (live) return live;
     const cached = this.graphs.get(jobId);
     if (cached) return cached;
-    const stored = await this.store.getJob(jobId).then((j) => j.graph, () => undefined);
+    const stored = await this.store.getJob(jobId).then(
+      (j) => j.graph,
+      () => undefined,
+    );
     if (stored) this.graphs.set(jobId, stored);
     return stored;
   }
 
   async overview(leader: LeaderView): Promise<Record<string, unknown>> {
     const jobs = await leader.list();
-    return clusterOverview(leader.registry.overview(), jobs.map((j) => j.state ?? 'CREATED'));
+    return clusterOverview(
+      leader.registry.overview(),
+      jobs.map((j) => j.state ?? 'CREATED'),
+    );
   }
 
   async jobsOverview(leader: LeaderView): Promise<Record<string, unknown>> {
@@ -102,21 +128,14 @@ export class JobViews {
   /** Recovery reports from the HA directory (any JobMaster can answer), plus one in progress. */
   async recoveries(jobId: string, leader: LeaderView | undefined): Promise<Record<string, unknown>> {
     await this.requireStored(jobId);
-    const raw = await this.store.getJobAttachment(jobId, RECOVERIES_ATTACHMENT).catch(() => undefined);
-    let reports: RecoveryReport[] = [];
-    if (raw) {
-      try {
-        reports = JSON.parse(Buffer.from(raw).toString('utf8')) as RecoveryReport[];
-      } catch {
-        reports = [];
-      }
-    }
+    const { reports, damage } = await this.records.recoveries(jobId);
     let inProgress: Record<string, unknown> | null = null;
     if (leader && leader.liveJobIds().includes(jobId)) {
       const status = await leader.status(jobId).catch(() => undefined);
-      if (status?.state === 'RECONCILING') inProgress = { epoch: leader.epoch, electedAtMs: leader.electedAt, state: 'RECONCILING' };
+      if (status?.state === 'RECONCILING')
+        inProgress = { epoch: leader.epoch, electedAtMs: leader.electedAt, state: 'RECONCILING' };
     }
-    return { jid: jobId, recoveries: reports.map(recoveryTimeline), inProgress };
+    return { jid: jobId, recoveries: reports.map(recoveryTimeline), inProgress, ...(damage ? { damage } : {}) };
   }
 
   /** A page of the job's event log, read from disk (works with no leader at all). */

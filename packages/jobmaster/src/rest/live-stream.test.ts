@@ -23,7 +23,8 @@ function fakeResponse(): ServerResponse & { chunks: string[]; ended: boolean } {
   return res;
 }
 
-const events = (chunks: string[]): string[] => chunks.flatMap((c) => [...c.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]!));
+const events = (chunks: string[]): string[] =>
+  chunks.flatMap((c) => [...c.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]!));
 
 describe('LiveStream', () => {
   it('coalesces changes to at most one update per interval and sends only what changed', async () => {
@@ -62,7 +63,11 @@ describe('LiveStream', () => {
 
   it('ends every stream when this process stops leading', async () => {
     let leading = true;
-    const stream = new LiveStream({ active: () => leading, common: async () => ({ cluster: {} }), job: async () => ({}) }, 20, silentLogger());
+    const stream = new LiveStream(
+      { active: () => leading, common: async () => ({ cluster: {} }), job: async () => ({}) },
+      20,
+      silentLogger(),
+    );
     const a = fakeResponse();
     stream.attach(a, {}, undefined);
     leading = false;

@@ -48,7 +48,13 @@ export class LiveStream {
       res.destroy();
       return;
     }
-    res.writeHead(200, { ...headers, 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res.writeHead(200, {
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
     // Reconnect soon after a leader dies; the client picks the next leader itself.
     res.write(`retry: 1000\n\n`);
     const client: Client = { res, jobId, sent: new Map() };
@@ -74,7 +80,13 @@ export class LiveStream {
       const common = await this.source.common();
       const perJob = new Map<string, Record<string, unknown>>();
       for (const c of this.clients) {
-        if (c.jobId && !perJob.has(c.jobId)) perJob.set(c.jobId, await this.source.job(c.jobId).catch((err: unknown) => ({ error: { errors: [String((err as Error).message ?? err)] } })));
+        if (c.jobId && !perJob.has(c.jobId))
+          perJob.set(
+            c.jobId,
+            await this.source
+              .job(c.jobId)
+              .catch((err: unknown) => ({ error: { errors: [String((err as Error).message ?? err)] } })),
+          );
       }
       const encoded = new Map<unknown, string>();
       const json = (doc: unknown): string => {

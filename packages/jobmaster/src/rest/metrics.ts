@@ -2,7 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { RecoveryReport } from '@rebound/core';
 import { observeEventStores } from '@rebound/event-store';
 import type { JobGraphStore } from '@rebound/ha';
-import { RECOVERIES_ATTACHMENT } from '../leader-services.js';
+import { JobRecords } from '../job-records.js';
 import type { LeaderView } from './leader-view.js';
 
 export interface JobMasterMetrics {
@@ -12,18 +12,17 @@ export interface JobMasterMetrics {
 
 const JOB_STATES = ['CREATED', 'RUNNING', 'RECONCILING', 'CANCELLING', 'FINISHED', 'FAILED', 'CANCELED'] as const;
 
-async function allRecoveries(store: JobGraphStore): Promise<RecoveryReport[]> {
-  const out: RecoveryReport[] = [];
+/** Every job's recovery reports, and how many jobs' reports are damaged (counted as none). */
+async function allRecoveries(store: JobGraphStore): Promise<{ reports: RecoveryReport[]; damaged: number }> {
+  const records = new JobRecords(store);
+  const reports: RecoveryReport[] = [];
+  let damaged = 0;
   for (const jobId of await store.listJobIds().catch((): string[] => [])) {
-    const raw = await store.getJobAttachment(jobId, RECOVERIES_ATTACHMENT).catch(() => undefined);
-    if (!raw) continue;
-    try {
-      out.push(...(JSON.parse(Buffer.from(raw).toString('utf8')) as RecoveryReport[]));
-    } catch {
-      // a torn attachment counts as no reports
-    }
+    const stored = await records.recoveries(jobId);
+    reports.push(...stored.reports);
+    if (stored.damage) damaged++;
   }
-  return out;
+  return { reports, damaged };
 }
 
 const num = (v: unknown): number => Number(v ?? 0);
@@ -35,7 +34,11 @@ const num = (v: unknown): number => Number(v ?? 0);
  * Recovery series are read from the recovery reports kept in the HA directory at scrape time,
  * so a new leader exports every failover the cluster went through, not only its own.
  */
-export function createJobMasterMetrics(opts: { store: JobGraphStore; jobmasterId: string; leader: () => LeaderView | undefined }): JobMasterMetrics {
+export function createJobMasterMetrics(opts: {
+  store: JobGraphStore;
+  jobmasterId: string;
+  leader: () => LeaderView | undefined;
+}): JobMasterMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ jobmaster_id: opts.jobmasterId });
   collectDefaultMetrics({ register: registry, prefix: 'rebound_process_' });
@@ -89,23 +92,36 @@ export function createJobMasterMetrics(opts: { store: JobGraphStore; jobmasterId
       this.reset();
       const tms = opts.leader()?.registry.overview();
       if (!tms) return;
-      this.set({ state: 'total' }, tms.reduce((s, t) => s + num(t.slots_total), 0));
-      this.set({ state: 'free' }, tms.reduce((s, t) => s + num(t.slots_free), 0));
+      this.set(
+        { state: 'total' },
+        tms.reduce((s, t) => s + num(t.slots_total), 0),
+      );
+      this.set(
+        { state: 'free' },
+        tms.reduce((s, t) => s + num(t.slots_free), 0),
+      );
     },
   });
 
   // Recovery series: one scrape reads the reports once for all of them.
   let reportsAt = 0;
-  let reports: Promise<RecoveryReport[]> = Promise.resolve([]);
-  const recoveries = (): Promise<RecoveryReport[]> => {
+  const none = Promise.resolve({ reports: [], damaged: 0 });
+  let stored: Promise<{ reports: RecoveryReport[]; damaged: number }> = none;
+  const storedRecoveries = (): Promise<{ reports: RecoveryReport[]; damaged: number }> => {
     const now = Date.now();
     if (now - reportsAt > 500) {
       reportsAt = now;
-      reports = opts.leader() ? allRecoveries(store) : Promise.resolve([]);
+      stored = opts.leader() ? allRecoveries(store) : none;
     }
-    return reports;
+    return stored;
   };
-  const sumCounter = (name: string, help: string, label: string, parts: Record<string, (r: RecoveryReport) => number>): void => {
+  const recoveries = async (): Promise<RecoveryReport[]> => (await storedRecoveries()).reports;
+  const sumCounter = (
+    name: string,
+    help: string,
+    label: string,
+    parts: Record<string, (r: RecoveryReport) => number>,
+  ): void => {
     new Counter({
       name,
       help,
@@ -115,7 +131,11 @@ export function createJobMasterMetrics(opts: { store: JobGraphStore; jobmasterId
         this.reset();
         if (!opts.leader()) return;
         const rs = await recoveries();
-        for (const [value, f] of Object.entries(parts)) this.inc({ [label]: value }, rs.reduce((s, r) => s + f(r), 0));
+        for (const [value, f] of Object.entries(parts))
+          this.inc(
+            { [label]: value },
+            rs.reduce((s, r) => s + f(r), 0),
+          );
       },
     });
   };
@@ -132,12 +152,28 @@ export function createJobMasterMetrics(opts: { store: JobGraphStore; jobmasterId
       this.inc({ outcome: 'restarted' }, rs.filter((r) => r.restarted_from_scratch).length);
     },
   });
-  sumCounter('rebound_recovery_phase_duration_seconds_total', 'Time spent in each recovery phase, summed over failovers (detection: old leader last heard to new leader elected). Leader only.', 'phase', {
-    detection: (r) => (num(r.old_leader_last_heard_ms) > 0 ? Math.max(0, num(r.elected_at_ms) - num(r.old_leader_last_heard_ms)) / 1000 : 0),
-    replay: (r) => num(r.replay_ms) / 1000,
-    reconcile: (r) => num(r.reconnect_wait_ms) / 1000,
-    total: (r) => (num(r.finished_at_ms) > 0 ? Math.max(0, num(r.finished_at_ms) - num(r.elected_at_ms)) / 1000 : 0),
+  new Gauge({
+    name: 'rebound_recovery_reports_damaged_jobs',
+    help: 'Jobs whose stored recovery reports cannot be read, counted as no recoveries above (REST: damage on /jobs/:id/recoveries). Leader only.',
+    registers: [registry],
+    async collect() {
+      this.set(opts.leader() ? (await storedRecoveries()).damaged : 0);
+    },
   });
+  sumCounter(
+    'rebound_recovery_phase_duration_seconds_total',
+    'Time spent in each recovery phase, summed over failovers (detection: old leader last heard to new leader elected). Leader only.',
+    'phase',
+    {
+      detection: (r) =>
+        num(r.old_leader_last_heard_ms) > 0
+          ? Math.max(0, num(r.elected_at_ms) - num(r.old_leader_last_heard_ms)) / 1000
+          : 0,
+      replay: (r) => num(r.replay_ms) / 1000,
+      reconcile: (r) => num(r.reconnect_wait_ms) / 1000,
+      total: (r) => (num(r.finished_at_ms) > 0 ? Math.max(0, num(r.finished_at_ms) - num(r.elected_at_ms)) / 1000 : 0),
+    },
+  );
   new Gauge({
     name: 'rebound_recovery_last_phase_duration_seconds',
     help: 'Duration of each phase of the most recent recovery. Leader only.',
@@ -148,28 +184,56 @@ export function createJobMasterMetrics(opts: { store: JobGraphStore; jobmasterId
       if (!opts.leader()) return;
       const last = (await recoveries()).sort((a, b) => num(a.finished_at_ms) - num(b.finished_at_ms)).at(-1);
       if (!last) return;
-      this.set({ phase: 'detection' }, num(last.old_leader_last_heard_ms) > 0 ? Math.max(0, num(last.elected_at_ms) - num(last.old_leader_last_heard_ms)) / 1000 : 0);
+      this.set(
+        { phase: 'detection' },
+        num(last.old_leader_last_heard_ms) > 0
+          ? Math.max(0, num(last.elected_at_ms) - num(last.old_leader_last_heard_ms)) / 1000
+          : 0,
+      );
       this.set({ phase: 'replay' }, num(last.replay_ms) / 1000);
       this.set({ phase: 'reconcile' }, num(last.reconnect_wait_ms) / 1000);
-      this.set({ phase: 'total' }, num(last.finished_at_ms) > 0 ? Math.max(0, num(last.finished_at_ms) - num(last.elected_at_ms)) / 1000 : 0);
+      this.set(
+        { phase: 'total' },
+        num(last.finished_at_ms) > 0 ? Math.max(0, num(last.finished_at_ms) - num(last.elected_at_ms)) / 1000 : 0,
+      );
     },
   });
-  sumCounter('rebound_recovery_tasks_total', 'Finished tasks a recovery kept (reused) or had to run again (rerun). Leader only.', 'outcome', {
-    reused: (r) => num(r.executions_recovered),
-    rerun: (r) => num(r.executions_reset),
-  });
-  sumCounter('rebound_recovery_partitions_total', 'Result partitions a recovery reused from TaskManagers, released, or found missing. Leader only.', 'outcome', {
-    reused: (r) => num(r.partitions_reused),
-    released: (r) => num(r.partitions_released),
-    missing: (r) => num(r.partitions_missing),
-  });
-  sumCounter('rebound_recovery_partition_bytes_total', 'Bytes of the partitions a recovery reused or released. Leader only.', 'outcome', {
-    reused: (r) => num(r.partition_bytes_reused),
-    released: (r) => num(r.partition_bytes_released),
-  });
-  sumCounter('rebound_recovery_torn_tail_bytes_total', 'Bytes of torn event-log tails recoveries cut off. Leader only.', 'kind', {
-    discarded: (r) => num(r.torn_tail_bytes_discarded),
-  });
+  sumCounter(
+    'rebound_recovery_tasks_total',
+    'Finished tasks a recovery kept (reused) or had to run again (rerun). Leader only.',
+    'outcome',
+    {
+      reused: (r) => num(r.executions_recovered),
+      rerun: (r) => num(r.executions_reset),
+    },
+  );
+  sumCounter(
+    'rebound_recovery_partitions_total',
+    'Result partitions a recovery reused from TaskManagers, released, or found missing. Leader only.',
+    'outcome',
+    {
+      reused: (r) => num(r.partitions_reused),
+      released: (r) => num(r.partitions_released),
+      missing: (r) => num(r.partitions_missing),
+    },
+  );
+  sumCounter(
+    'rebound_recovery_partition_bytes_total',
+    'Bytes of the partitions a recovery reused or released. Leader only.',
+    'outcome',
+    {
+      reused: (r) => num(r.partition_bytes_reused),
+      released: (r) => num(r.partition_bytes_released),
+    },
+  );
+  sumCounter(
+    'rebound_recovery_torn_tail_bytes_total',
+    'Bytes of torn event-log tails recoveries cut off. Leader only.',
+    'kind',
+    {
+      discarded: (r) => num(r.torn_tail_bytes_discarded),
+    },
+  );
   new Gauge({
     name: 'rebound_tracked_partitions',
     help: 'Finished result partitions of running jobs the leader tracks on TaskManagers (leader only).',
@@ -180,9 +244,21 @@ export function createJobMasterMetrics(opts: { store: JobGraphStore; jobmasterId
   });
 
   // Event store: fed by the stores of the jobs this process leads.
-  const appends = new Counter({ name: 'rebound_event_store_appends_total', help: 'Job events appended to the JobEventStore.', registers: [registry] });
-  const appendBytes = new Counter({ name: 'rebound_event_store_append_bytes_total', help: 'Bytes of the job events appended (framed).', registers: [registry] });
-  const written = new Counter({ name: 'rebound_event_store_written_bytes_total', help: 'Bytes the JobEventStore wrote to its files.', registers: [registry] });
+  const appends = new Counter({
+    name: 'rebound_event_store_appends_total',
+    help: 'Job events appended to the JobEventStore.',
+    registers: [registry],
+  });
+  const appendBytes = new Counter({
+    name: 'rebound_event_store_append_bytes_total',
+    help: 'Bytes of the job events appended (framed).',
+    registers: [registry],
+  });
+  const written = new Counter({
+    name: 'rebound_event_store_written_bytes_total',
+    help: 'Bytes the JobEventStore wrote to its files.',
+    registers: [registry],
+  });
   const flush = new Histogram({
     name: 'rebound_event_store_flush_duration_seconds',
     help: 'Latency of a JobEventStore flush (write and, with durability fsync, fsync).',

@@ -1,13 +1,32 @@
 import { hostname } from 'node:os';
 import { dashboardAssets } from '@rebound/dashboard';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { AUTH_COOKIE, ClusterSecurity, ErrorCode, JobNotFoundError, OPTIONS, ReboundError, errorMessage, httpCredentialOf, type Clock, type ConfigKey, type Configuration, type Logger } from '@rebound/core';
+import {
+  ClusterSecurity,
+  ErrorCode,
+  JobNotFoundError,
+  OPTIONS,
+  ReboundError,
+  errorMessage,
+  endpointOrigin,
+  httpCredentialOf,
+  pathOf,
+  type Clock,
+  type ConfigKey,
+  type Configuration,
+  type Logger,
+  ConfigError,
+  AddressInUseError,
+} from '@rebound/core';
 import type { HighAvailabilityServices } from '@rebound/ha';
 import { clusterView } from './cluster-view.js';
 import { REBOUND_VERSION } from './flink-json.js';
 import { BadRequestError, JobViews, intParam, parseJobId } from './job-views.js';
 import type { LeaderView } from './leader-view.js';
 import { LiveStream } from './live-stream.js';
+import { hostAllowed, hostNameOf } from './request-guard.js';
+import { trustedEndpoints } from './trusted-endpoints.js';
+import { LeaderProxy, StandbyWriteError, isBrowserRequest, proxiedBy, type LeaderEndpoint } from './leader-proxy.js';
 import { createJobMasterMetrics } from './metrics.js';
 
 export interface RestServerOptions {
@@ -38,9 +57,15 @@ class NoLeaderError extends ReboundError {
 }
 
 function statusOf(err: unknown): number {
-  if (err instanceof JobNotFoundError || (err instanceof ReboundError && err.code === ErrorCode.JOB_NOT_FOUND)) return 404;
+  if (err instanceof JobNotFoundError || (err instanceof ReboundError && err.code === ErrorCode.JOB_NOT_FOUND))
+    return 404;
   if (err instanceof BadRequestError) return 400;
-  if (err instanceof ReboundError && (err.code === ErrorCode.NOT_LEADER || err.code === ErrorCode.LEADER_NOT_FOUND || err.code === ErrorCode.UNAVAILABLE)) return 503;
+  if (err instanceof StandbyWriteError) return 421;
+  if (
+    err instanceof ReboundError &&
+    (err.code === ErrorCode.NOT_LEADER || err.code === ErrorCode.LEADER_NOT_FOUND || err.code === ErrorCode.UNAVAILABLE)
+  )
+    return 503;
   const sc = (err as { statusCode?: unknown }).statusCode;
   if (typeof sc === 'number' && sc >= 400 && sc < 600) return sc;
   return 500;
@@ -52,7 +77,8 @@ const WILDCARD = new Set(['0.0.0.0', '::', '']);
  * The REST API of one JobMaster: Flink's REST v1 paths and shapes (with and without the `/v1`
  * prefix, as Flink serves them), Rebound's recovery, event-log and cluster documents, and the live
  * stream. Every JobMaster serves it; a standby answers what it can from the HA directory and
- * redirects the rest to the leader (307), as Flink's standby dispatchers do.
+ * proxies the rest of the reads to the leader (a browser gets a 307 there instead; see
+ * leader-proxy.ts), so an API client gets the leader's answer from any JobMaster.
  */
 export async function startRestServer(opts: RestServerOptions): Promise<RestServer> {
   const { config, id, clock } = opts;
@@ -65,7 +91,10 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
       common: async () => {
         const l = opts.leader();
         if (!l) return {};
-        return { cluster: await clusterView(opts.ha, id, l, clock.now()), jobs: await views.jobsOverview(l) };
+        return {
+          cluster: await clusterView(opts.ha, id, l, clock.now(), endpoints),
+          jobs: await views.jobsOverview(l),
+        };
       },
       job: async (jobId) => {
         const l = opts.leader();
@@ -89,6 +118,7 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
     },
   });
   let selfUrl = '';
+  const endpoints = trustedEndpoints(opts.ha.endpoints(), logger);
 
   // Cross-origin reads from the other JobMasters' dashboards (after a leader dies the page talks to
   // another JobMaster): only origins of this cluster's JobMasters are allowed.
@@ -96,18 +126,44 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
   const allowedOrigins = async (): Promise<Set<string>> => {
     if (clock.now() - allowed.at > 1000) {
       const origins = new Set<string>();
-      for (const ep of await opts.ha.endpoints().list().catch(() => [])) {
-        if (ep.restUrl) origins.add(new URL(ep.restUrl).origin);
+      for (const ep of await endpoints.list().catch(() => [])) {
+        const origin = endpointOrigin(ep.restUrl);
+        if (origin) origins.add(origin);
       }
-      if (selfUrl) origins.add(new URL(selfUrl).origin);
+      const self = endpointOrigin(selfUrl);
+      if (self) origins.add(self);
       allowed = { at: clock.now(), origins };
     }
     return allowed.origins;
   };
   const security = ClusterSecurity.of(config);
+  const sessions = security.dashboardSessions(config.getDurationMs('rest.session.timeout'));
+  const hostNames = async (): Promise<Set<string>> => {
+    const names = new Set([
+      hostname().toLowerCase(),
+      host.toLowerCase(),
+      config.getString('rest.address').toLowerCase(),
+    ]);
+    for (const origin of await allowedOrigins()) {
+      const name = hostNameOf(new URL(origin).host);
+      if (name) names.add(name);
+    }
+    return names;
+  };
   app.addHook('onRequest', async (req, reply) => {
+    // Nothing of a response may leave in a Referer: the first page's URL holds ?token=.
+    reply.header('referrer-policy', 'no-referrer');
+    if (!hostAllowed(req.headers.host, await hostNames())) {
+      return reply.code(421).send({
+        errors: [
+          `Host '${String(req.headers.host).slice(0, 100)}' is not this JobMaster's; use its address or set rest.address`,
+        ],
+      });
+    }
     const origin = req.headers.origin;
-    if (typeof origin === 'string' && (await allowedOrigins()).has(origin)) {
+    const allowedOrigin =
+      typeof origin === 'string' && ((await allowedOrigins()).has(origin) || origin === `http://${req.headers.host}`);
+    if (allowedOrigin) {
       reply.header('access-control-allow-origin', origin);
       reply.header('vary', 'Origin');
       reply.header('access-control-allow-methods', 'GET, PATCH, OPTIONS');
@@ -115,49 +171,85 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
       // The page follows a failover to another JobMaster's origin and brings its cookie along.
       reply.header('access-control-allow-credentials', 'true');
     }
-    // A cluster with a secret asks it of every request but a CORS preflight (which carries none).
-    if (!security.authenticated || req.method === 'OPTIONS') return;
+    if (req.method === 'OPTIONS') return; // a CORS preflight carries no credential
+    // A page of another origin (another port on the same host is the same site, so SameSite
+    // does not keep the cookie from it) may not act with the browser's session.
+    if (origin !== undefined && !allowedOrigin) {
+      return reply
+        .code(403)
+        .send({ errors: [`Origin '${String(origin).slice(0, 100)}' is not a JobMaster of this cluster`] });
+    }
+    // A cluster with a secret asks for it, or a dashboard session, of every request.
+    if (!security.authenticated) return;
     const given = httpCredentialOf(req.headers, req.url);
+    if (given === undefined && sessions?.verify(req.headers.cookie, clock.now())) return;
     if (!security.accepts(given?.secret)) {
       return reply
         .code(401)
         .header('www-authenticate', 'Bearer')
-        .send({ errors: [`${given ? 'wrong' : 'no'} cluster secret: send 'Authorization: Bearer <secret>' (security.auth.token-file), or open the dashboard link 'rebound local up' prints`] });
+        .send({
+          errors: [
+            `${given ? 'wrong' : 'no'} cluster secret: send 'Authorization: Bearer <secret>' (security.auth.token-file), or open the dashboard link 'rebound local up' prints`,
+          ],
+        });
     }
-    // A browser that opened the printed link keeps the secret in a cookie for its API calls
-    // and the live stream (EventSource cannot send headers). SameSite=Strict: another site's
-    // page never sends it.
-    if (given?.via === 'query') {
-      reply.header('set-cookie', `${AUTH_COOKIE}=${encodeURIComponent(given.secret)}; HttpOnly; SameSite=Strict; Path=/`);
-    }
+    // A browser that opened the printed link gets a session for its API calls and the live
+    // stream (EventSource cannot send headers), never the secret itself.
+    if (given?.via === 'query' && sessions) reply.header('set-cookie', sessions.issue(clock.now()).setCookie);
   });
   app.options('/*', async (_req, reply) => reply.code(204).send());
 
   app.setErrorHandler((err, req, reply) => {
     const status = statusOf(err);
-    if (status >= 500 && status !== 503) logger.error({ err: errorMessage(err), url: req.url }, 'REST handler failed');
+    // The path only: a query may hold the secret (?token=).
+    if (status >= 500 && status !== 503)
+      logger.error({ err: errorMessage(err), method: req.method, path: pathOf(req.url) }, 'REST handler failed');
     void reply.code(status).send({ errors: [errorMessage(err)] });
   });
   app.setNotFoundHandler((req, reply) => {
-    void reply.code(404).send({ errors: [`Not found: ${req.method} ${req.url.split('?')[0]}`] });
+    void reply.code(404).send({ errors: [`Not found: ${req.method} ${pathOf(req.url)}`] });
   });
 
-  /** The leader's REST URL, when another process leads and published one. */
-  const leaderUrl = async (): Promise<string | undefined> => {
+  /** The leader and its REST URL, when another process leads and published one. */
+  const leaderEndpoint = async (): Promise<LeaderEndpoint | undefined> => {
     const info = await opts.ha.getLeader().catch(() => undefined);
     if (!info || info.jobmasterId === id) return undefined;
-    return (await opts.ha.endpoints().read(info.jobmasterId).catch(() => undefined))?.restUrl;
+    const restUrl = (await endpoints.read(info.jobmasterId).catch(() => undefined))?.restUrl;
+    return restUrl === undefined ? undefined : { id: info.jobmasterId, restUrl };
   };
+  const proxy = new LeaderProxy({
+    selfId: id,
+    timeoutMs: config.getDurationMs('rest.proxy.timeout'),
+    credentials: () => security.httpHeaders(),
+    logger,
+  });
 
-  /** Runs `fn` on the leader, or redirects a standby's request there (503 when no leader is known). */
+  /**
+   * Runs `fn` on the leader. A standby proxies reads to the leader (browsers get a 307 instead,
+   * which keeps their session), refuses writes with the leader's address, and answers 503 when no
+   * leader is known or when the request was already proxied once (no second hop).
+   */
   const onLeader =
     <T>(fn: (l: LeaderView, req: FastifyRequest, reply: FastifyReply) => Promise<T> | T) =>
     async (req: FastifyRequest, reply: FastifyReply): Promise<T | FastifyReply> => {
       const l = opts.leader();
       if (l) return fn(l, req, reply);
-      const url = await leaderUrl();
-      if (url) return reply.redirect(`${url}${req.url}`, 307);
-      throw new NoLeaderError(`JobMaster ${id} is not the leader and no leader is known right now; retry shortly (a standby takes over after the lease timeout)`);
+      const via = proxiedBy(req);
+      if (via !== undefined)
+        throw new NoLeaderError(
+          `JobMaster ${id} got ${req.method} ${pathOf(req.url)} proxied by ${via} but is not the leader (leadership is changing); retry shortly`,
+        );
+      const leader = await leaderEndpoint();
+      if (leader) {
+        if (isBrowserRequest(req)) return reply.redirect(`${leader.restUrl}${req.url}`, 307);
+        if (req.method === 'GET' || req.method === 'HEAD') return proxy.forward(req, reply, leader);
+        throw new StandbyWriteError(
+          `JobMaster ${id} is a standby and proxies reads only: send ${req.method} ${pathOf(req.url)} to the leader ${leader.id} at ${leader.restUrl}`,
+        );
+      }
+      throw new NoLeaderError(
+        `JobMaster ${id} is not the leader and no leader is known right now; retry shortly (a standby takes over after the lease timeout)`,
+      );
     };
 
   const jobIdOf = (req: FastifyRequest): string => parseJobId((req.params as { jobid: string }).jobid);
@@ -172,28 +264,49 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
       'flink-revision': '',
       features: { 'web-submit': false, 'web-cancel': true, 'web-rescale': false, 'web-history': false },
     }));
-    r.get('/overview', onLeader((l) => views.overview(l)));
-    r.get('/jobs', onLeader((l) => views.jobIds(l)));
-    r.get('/jobs/overview', onLeader((l) => views.jobsOverview(l)));
-    r.get('/jobs/:jobid', onLeader((l, req) => views.job(l, jobIdOf(req))));
-    r.get('/jobs/:jobid/exceptions', onLeader((l, req) => views.exceptions(l, jobIdOf(req))));
+    r.get(
+      '/overview',
+      onLeader((l) => views.overview(l)),
+    );
+    r.get(
+      '/jobs',
+      onLeader((l) => views.jobIds(l)),
+    );
+    r.get(
+      '/jobs/overview',
+      onLeader((l) => views.jobsOverview(l)),
+    );
+    r.get(
+      '/jobs/:jobid',
+      onLeader((l, req) => views.job(l, jobIdOf(req))),
+    );
+    r.get(
+      '/jobs/:jobid/exceptions',
+      onLeader((l, req) => views.exceptions(l, jobIdOf(req))),
+    );
     r.patch(
       '/jobs/:jobid',
       onLeader(async (l, req, reply) => {
         const jobId = jobIdOf(req);
         const mode = query(req).mode ?? 'cancel';
-        if (mode !== 'cancel') throw new BadRequestError(`mode '${String(mode).slice(0, 32)}' is not supported; use mode=cancel (batch jobs have no stop-with-savepoint)`);
+        if (mode !== 'cancel')
+          throw new BadRequestError(
+            `mode '${String(mode).slice(0, 32)}' is not supported; use mode=cancel (batch jobs have no stop-with-savepoint)`,
+          );
         await l.status(jobId);
         await l.cancel(jobId);
         return reply.code(202).send({});
       }),
     );
-    r.get('/taskmanagers', onLeader((l) => views.taskManagers(l)));
+    r.get(
+      '/taskmanagers',
+      onLeader((l) => views.taskManagers(l)),
+    );
     r.get('/jobmanager/config', async () =>
       (Object.keys(OPTIONS) as ConfigKey[]).map((key) => ({ key, value: config.getString(key) })),
     );
     // Rebound's own documents: answered by any JobMaster from the HA directory.
-    r.get('/cluster', async () => clusterView(opts.ha, id, opts.leader(), clock.now()));
+    r.get('/cluster', async () => clusterView(opts.ha, id, opts.leader(), clock.now(), endpoints));
     r.get('/jobs/:jobid/recoveries', async (req) => views.recoveries(jobIdOf(req), opts.leader()));
     r.get('/jobs/:jobid/events', async (req) => {
       const q = query(req);
@@ -214,9 +327,17 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
   await app.register(routes);
   await app.register(routes, { prefix: '/v1' });
   // The dashboard: bundled on first request, served by every JobMaster (it works through a failover).
-  app.get('/', async (_req, reply) => reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-cache').send((await dashboardAssets()).html));
+  app.get('/', async (_req, reply) =>
+    reply
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send((await dashboardAssets()).html),
+  );
   app.get('/assets/app.js', async (_req, reply) =>
-    reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').send((await dashboardAssets()).js),
+    reply
+      .header('content-type', 'text/javascript; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send((await dashboardAssets()).js),
   );
   const metrics = createJobMasterMetrics({ store: opts.ha.jobGraphStore(), jobmasterId: id, leader: opts.leader });
   app.get('/metrics', async (_req, reply) => {
@@ -233,9 +354,13 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
     metrics.close();
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') {
-      throw new ReboundError(ErrorCode.ADDRESS_IN_USE, `rest.port ${requestedPort} on ${host} is already in use; choose another rest.port (0: any free port)`);
+      throw new AddressInUseError(
+        `rest.port ${requestedPort} on ${host} is already in use; choose another rest.port (0: any free port)`,
+      );
     }
-    throw new ReboundError(ErrorCode.CONFIG_INVALID, `cannot serve the REST API on ${host}:${requestedPort} (rest.bind-address, rest.port): ${errorMessage(err)}`);
+    throw new ConfigError(
+      `cannot serve the REST API on ${host}:${requestedPort} (rest.bind-address, rest.port): ${errorMessage(err)}`,
+    );
   }
   const addr = app.server.address();
   const port = typeof addr === 'object' && addr ? addr.port : requestedPort;

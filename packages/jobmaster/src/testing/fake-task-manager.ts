@@ -1,6 +1,10 @@
 import * as grpc from '@grpc/grpc-js';
 import { bindServer, handleUnary, loadProto, partitionKey, shutdownServer } from '@rebound/core';
-import type { PartitionWithMetrics, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
+import type {
+  PartitionWithMetrics,
+  TaskDeploymentDescriptor__Output,
+  TaskExecutorGatewayHandlers,
+} from '@rebound/core';
 import type { JobMaster } from '../job-master.js';
 
 /** For the JobMaster's unit tests: a TaskManager that records what it is asked to do. */
@@ -40,7 +44,11 @@ export async function fakeTaskManager(
 }
 
 /** Tells `job` that the attempt `tdd` deployed finished, as its TaskManager would. */
-export function finishTask(job: JobMaster, tdd: TaskDeploymentDescriptor__Output, subpartitionBytes: number[] = []): void {
+export function finishTask(
+  job: JobMaster,
+  tdd: TaskDeploymentDescriptor__Output,
+  subpartitionBytes: number[] = [],
+): void {
   job.onTaskExecutionState({
     execution: tdd.execution,
     state: 'FINISHED',

@@ -7,6 +7,7 @@ import type {
   DisconnectJobResponse__Output,
   GetPartitionsRequest,
   GetPartitionsResponse__Output,
+  HeldTask__Output,
   JobGraph__Output,
   PartitionWithMetrics__Output,
   RecoveryReport,
@@ -18,6 +19,7 @@ import type {
 import type { Transformation } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager } from '@rebound/event-store';
 import { JobMaster } from '../job-master.js';
+import type { TaskManagerDirectory } from '../recovery/task-manager-directory.js';
 import type { CommitManifest } from '../sink-committer.js';
 import type { TaskExecutorGateway } from '../task-executor-gateway.js';
 import { TaskManagerRegistry, type RegisteredTaskManager } from '../task-manager-registry.js';
@@ -41,22 +43,44 @@ export class FakeTaskExecutorGateway implements TaskExecutorGateway {
   readonly released: string[] = [];
   /** What GetAndRetainPartitionsWithMetrics answers, per TaskManager id. */
   readonly retained = new Map<string, PartitionWithMetrics__Output[]>();
+  /** Tasks each TaskManager kept through the failover (keep-running-tasks), as it reports them. */
+  readonly held = new Map<string, HeldTask__Output[]>();
+  /** Whether each GetAndRetainPartitionsWithMetrics asked to adopt the kept tasks, per TaskManager id. */
+  readonly adoptAsked = new Map<string, boolean>();
 
   async deployTask(tm: RegisteredTaskManager, tdd: TaskDeploymentDescriptor): Promise<DeployTaskResponse__Output> {
-    this.deployed.push({ taskManagerId: tm.id, tdd: decodeMessage<TaskDeploymentDescriptor__Output>('TaskDeploymentDescriptor', encodeMessage('TaskDeploymentDescriptor', tdd)) });
+    this.deployed.push({
+      taskManagerId: tm.id,
+      tdd: decodeMessage<TaskDeploymentDescriptor__Output>(
+        'TaskDeploymentDescriptor',
+        encodeMessage('TaskDeploymentDescriptor', tdd),
+      ),
+    });
     return { accepted: true };
   }
   async cancelTask(_tm: RegisteredTaskManager, req: CancelTaskRequest): Promise<CancelTaskResponse__Output> {
-    if (req.execution) this.canceled.push(`${req.execution.vertex_id}#${req.execution.subtask}@${req.execution.attempt}`);
+    if (req.execution)
+      this.canceled.push(
+        `${req.execution.vertex_id}#${req.execution.subtask}@${req.execution.attempt}${req.deploy_epoch ? `e${req.deploy_epoch}` : ''}`,
+      );
     return { found: true };
   }
-  async releasePartitions(_tm: RegisteredTaskManager, req: ReleasePartitionsRequest): Promise<ReleasePartitionsResponse__Output> {
+  async releasePartitions(
+    _tm: RegisteredTaskManager,
+    req: ReleasePartitionsRequest,
+  ): Promise<ReleasePartitionsResponse__Output> {
     const ids = req.partitions ?? [];
-    this.released.push(...ids.map((p) => partitionKey(decodeMessage('ResultPartitionId', encodeMessage('ResultPartitionId', p)))));
+    this.released.push(
+      ...ids.map((p) => partitionKey(decodeMessage('ResultPartitionId', encodeMessage('ResultPartitionId', p)))),
+    );
     return { released: ids.length };
   }
-  async getAndRetainPartitionsWithMetrics(tm: RegisteredTaskManager, _req: GetPartitionsRequest): Promise<GetPartitionsResponse__Output> {
-    return { partitions: this.retained.get(tm.id) ?? [] };
+  async getAndRetainPartitionsWithMetrics(
+    tm: RegisteredTaskManager,
+    req: GetPartitionsRequest,
+  ): Promise<GetPartitionsResponse__Output> {
+    this.adoptAsked.set(tm.id, req.adopt_tasks === true);
+    return { partitions: this.retained.get(tm.id) ?? [], tasks: this.held.get(tm.id) ?? [] };
   }
   async disconnectJob(_tm: RegisteredTaskManager, _req: DisconnectJobRequest): Promise<DisconnectJobResponse__Output> {
     return {};
@@ -85,8 +109,14 @@ export interface LeaderOptions {
   readonly config?: Record<string, string>;
   /** Partitions each TaskManager reports as retained. */
   readonly retained?: ReadonlyMap<string, PartitionWithMetrics__Output[]>;
+  /** Tasks each TaskManager kept through the failover. */
+  readonly held?: ReadonlyMap<string, HeldTask__Output[]>;
   /** When false the commit never completes: the leader dies while committing. */
   readonly commits?: boolean;
+  /** The event store's flush interval (default 10 ms). */
+  readonly flushIntervalMs?: number;
+  /** What the HA services know of the TaskManagers (none by default). */
+  readonly taskManagerDirectory?: TaskManagerDirectory;
 }
 
 /** Successive leaders of one job on one HA directory. */
@@ -107,14 +137,32 @@ export class InProcessLeaders {
       'heartbeat.timeout': '1 min',
       'restart-strategy.fixed-delay.delay': '0 ms',
       'execution.batch.job-recovery.previous-worker.recovery.timeout': '0 ms',
+      // The fake TaskManagers keep no running tasks unless a test gives them `held` and turns
+      // this on: otherwise reconciliation would wait the whole timeout for their reports.
+      'execution.batch.job-recovery.keep-running-tasks': 'false',
       ...opts.config,
     });
-    const registry = new TaskManagerRegistry(epoch, `jm-${epoch}`, config, { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} }, silentLogger(), systemClock);
+    const registry = new TaskManagerRegistry(
+      epoch,
+      `jm-${epoch}`,
+      config,
+      { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} },
+      silentLogger(),
+      systemClock,
+    );
     const gateway = new FakeTaskExecutorGateway();
     for (const [tm, partitions] of opts.retained ?? []) gateway.retained.set(tm, partitions);
+    for (const [tm, tasks] of opts.held ?? []) gateway.held.set(tm, tasks);
     for (const id of opts.taskManagers ?? ['tm-1']) {
       // Never dialed: every call goes through the fake gateway.
-      registry.register({ task_manager_id: id, address: '127.0.0.1:9', slots: opts.slots ?? 8, epoch, jobs_with_retained_partitions: [this.graph.job_id], session_id: `session-${id}` });
+      registry.register({
+        task_manager_id: id,
+        address: '127.0.0.1:9',
+        slots: opts.slots ?? 8,
+        epoch,
+        jobs_with_retained_partitions: [this.graph.job_id],
+        session_id: `session-${id}`,
+      });
     }
     const events = new JobEventManager(
       new FileSystemJobEventStore({
@@ -123,7 +171,7 @@ export class InProcessLeaders {
         epoch,
         jobMasterId: `jm-${epoch}`,
         currentLeaderEpoch: () => this.leaderEpoch,
-        flushIntervalMs: 10,
+        flushIntervalMs: opts.flushIntervalMs ?? 10,
       }),
       systemClock,
     );
@@ -140,6 +188,7 @@ export class InProcessLeaders {
       clock: systemClock,
       events,
       electedAtMs: Date.now(),
+      taskManagerDirectory: opts.taskManagerDirectory,
       recoveries,
       saveRecoveries: async () => {},
       saveCommitManifest: async (_jobId, manifest) => {
@@ -177,7 +226,13 @@ export function finish(job: JobMaster, d: Deployment, subpartitionBytes: number[
     state: 'FINISHED',
     task_manager_id: d.taskManagerId,
     epoch: d.tdd.epoch,
-    io_metrics: { records_in: 1, records_out: 1, bytes_in: 0, bytes_out: subpartitionBytes.reduce((a, b) => a + b, 0), subpartition_bytes: subpartitionBytes },
+    io_metrics: {
+      records_in: 1,
+      records_out: 1,
+      bytes_in: 0,
+      bytes_out: subpartitionBytes.reduce((a, b) => a + b, 0),
+      subpartition_bytes: subpartitionBytes,
+    },
     error_code: '',
     error_message: '',
     missing_partition: null,
@@ -188,7 +243,13 @@ export function finish(job: JobMaster, d: Deployment, subpartitionBytes: number[
 export function retainedPartitionOf(d: Deployment, totalBytes = 8): PartitionWithMetrics__Output {
   const e = d.tdd.execution!;
   return {
-    partition_id: { job_id: e.job_id, vertex_id: e.vertex_id, subtask: e.subtask, attempt: e.attempt, epoch: d.tdd.epoch },
+    partition_id: {
+      job_id: e.job_id,
+      vertex_id: e.vertex_id,
+      subtask: e.subtask,
+      attempt: e.attempt,
+      epoch: d.tdd.epoch,
+    },
     num_subpartitions: d.tdd.output?.num_subpartitions ?? 0,
     total_bytes: totalBytes,
     packed_subpartition_bytes: Buffer.alloc(0),

@@ -1,0 +1,11 @@
+import type { Logger } from '@rebound/core';
+import type { Transformation } from '@rebound/api';
+
+/** What the OperatorCoordinators of one job work with. */
+export interface OperatorCoordinatorsContext {
+  /** The job module's operators by id: the sources and the user coordinators come from them. */
+  readonly operators: ReadonlyMap<string, Transformation>;
+  readonly logger: Logger;
+  /** A coordinator failed in user code: the job fails (its state is now unknown). */
+  onFailure(reason: string): void;
+}

@@ -1,0 +1,218 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { decodeMessage, encodeMessage } from '@rebound/core';
+import { dumpJobEvents } from '@rebound/event-store';
+import type { HeldTask__Output, JobGraph__Output } from '@rebound/core';
+import { buildJob, defineJob } from '@rebound/api';
+import { until } from '../testing/fake-task-manager.js';
+import { InProcessLeaders, finish, type Deployment, type Leader } from '../testing/in-process-leaders.js';
+
+/**
+ * keep-running-tasks (issue 21) in one process: the TaskManager's reports of the tasks it kept
+ * through a failover are stood in for by the fake gateway's `held`.
+ */
+
+const JOB_ID = 'abcdefabcdefabcdefabcdefabcdef21';
+const SOURCE = 'v-op-1';
+const KEEP = {
+  'execution.batch.job-recovery.keep-running-tasks': 'true',
+  'execution.batch.job-recovery.previous-worker.recovery.timeout': '30 s',
+};
+
+async function seqGraph(): Promise<{
+  graph: JobGraph__Output;
+  operators: Awaited<ReturnType<typeof buildJob>>['operators'];
+}> {
+  // 8 splits of 13 numbers, 4 source subtasks.
+  const def = defineJob('seq', (env) => {
+    env.generateSequence(0, 103, { splitSize: 13 }).writeAsText(join(tmpdir(), 'rebound-adoption-unused'));
+  });
+  const built = await buildJob(def, []);
+  const graph = decodeMessage<JobGraph__Output>(
+    'JobGraph',
+    encodeMessage('JobGraph', {
+      ...built.graph,
+      job_id: JOB_ID,
+      module_digest: '0'.repeat(64),
+      config: { 'execution.batch.job-recovery.enabled': 'true' },
+      vertices: (built.graph.vertices ?? []).map((v) => (v.id === SOURCE ? { ...v, parallelism: 4 } : v)),
+    }),
+  );
+  return { graph, operators: built.operators };
+}
+
+function splitOf(l: Leader, d: Deployment): string {
+  const res = l.job.requestSplit({
+    execution: d.tdd.execution,
+    epoch: d.tdd.epoch,
+    operator_id: 'op-1',
+    finished_split_ids: [],
+  });
+  expect(res.split_json ?? '').not.toBe('');
+  return res.split_json ?? '';
+}
+
+function held(d: Deployment, state: HeldTask__Output['state'], splits: string[]): HeldTask__Output {
+  return {
+    execution: d.tdd.execution,
+    deploy_epoch: d.tdd.epoch,
+    state,
+    splits_json: splits,
+    io_metrics:
+      state === 'FINISHED'
+        ? { records_in: 13, records_out: 13, bytes_in: 0, bytes_out: 0, subpartition_bytes: [] }
+        : null,
+    sink_temp_file: d.tdd.sink_temp_file,
+    coordinator_responses: [],
+  };
+}
+
+const idOf = (json: string): string => (JSON.parse(json) as { id: string }).id;
+
+describe('adopting tasks kept through a JobMaster failover', () => {
+  let dir: string;
+  let leaders: InProcessLeaders | undefined;
+
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rebound-adoption-'));
+  });
+  afterEach(async () => {
+    await leaders?.close();
+    leaders = undefined;
+  });
+
+  /** Leader 1 hands out splits; sub2 finishes (logged), the rest are held by the TaskManager. */
+  async function firstLeader(): Promise<{
+    l1: Leader;
+    subs: Deployment[];
+    held: HeldTask__Output[];
+    heldIds: string[];
+    finishedId: string;
+  }> {
+    const { graph, operators } = await seqGraph();
+    leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
+    const l1 = await leaders.elect();
+    await until(() => l1.gateway.of(SOURCE).length === 4, 'leader 1 to deploy the sources');
+    const subs = l1.gateway.of(SOURCE).sort((a, b) => a.tdd.execution!.subtask - b.tdd.execution!.subtask);
+    const s0 = splitOf(l1, subs[0]!);
+    const s1 = splitOf(l1, subs[1]!);
+    const s2 = splitOf(l1, subs[2]!);
+    const s3 = splitOf(l1, subs[3]!);
+    finish(l1.job, subs[2]!); // its finished event carries its split and a snapshot
+    const s0b = splitOf(l1, subs[0]!);
+    splitOf(l1, subs[1]!); // the answer never reached the TaskManager: lost in flight
+    await leaders.kill(l1);
+    const heldTasks = [
+      held(subs[0]!, 'RUNNING', [s0, s0b]),
+      held(subs[1]!, 'RUNNING', [s1]),
+      held(subs[3]!, 'FINISHED', [s3]), // finished while there was no leader
+    ];
+    return { l1, subs, held: heldTasks, heldIds: [s0, s0b, s1, s3].map(idOf), finishedId: idOf(s2) };
+  }
+
+  it('adopts running attempts in place, records the finished one, and no split is lost or read twice', async () => {
+    const first = await firstLeader();
+    const l2 = await leaders!.elect({ config: KEEP, held: new Map([['tm-1', first.held]]) });
+    expect(l2.gateway.adoptAsked.get('tm-1')).toBe(true);
+    expect(l2.recoveries.at(-1)).toMatchObject({ running_tasks_adopted: 2, finished_tasks_reported: 1 });
+    expect(l2.gateway.of(SOURCE)).toHaveLength(0); // nothing redeployed
+    expect(l2.gateway.canceled).toEqual([]);
+    const ev = (i: number) => l2.job.graph.executionVertex(SOURCE, i)!;
+    expect([0, 1, 2, 3].map((i) => ev(i).state)).toEqual(['RUNNING', 'RUNNING', 'FINISHED', 'FINISHED']);
+    expect([ev(0).attempt, ev(0).attemptEpoch, ev(0).location?.task_manager_id]).toEqual([0, 1, 'tm-1']);
+    expect(l2.registry.get('tm-1')!.freeSlots).toBe(8 - 2);
+
+    // The adopted readers drain the source from the new leader, asking with its epoch.
+    const handed: string[] = [];
+    for (const d of [first.subs[0]!, first.subs[1]!]) {
+      for (;;) {
+        const res = l2.job.requestSplit({
+          execution: d.tdd.execution,
+          epoch: 2,
+          deploy_epoch: 1,
+          operator_id: 'op-1',
+          finished_split_ids: [],
+        });
+        if (res.no_more_splits) break;
+        expect(res.split_json).not.toBe('');
+        handed.push(idOf(res.split_json ?? ''));
+      }
+    }
+    const all = [...first.heldIds, first.finishedId, ...handed];
+    expect(all.length).toBe(8);
+    expect(new Set(all).size).toBe(8);
+  });
+
+  it('a source task is deployed only once the log on disk has its vertex initialized', async () => {
+    // Flushed only on demand: what is on disk when a task starts is what the leader made durable.
+    const { graph, operators } = await seqGraph();
+    leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
+    const l1 = await leaders.elect({ config: KEEP, flushIntervalMs: 3_600_000 });
+    await until(() => l1.gateway.of(SOURCE).length === 4, 'leader 1 to deploy the sources');
+    const onDisk = await dumpJobEvents(join(dir, 'ha'), JOB_ID);
+    // A leader paused now leaves a log whose next leader adopts the running tasks, not one it
+    // mistakes for an empty log (and so restarts the job from scratch, canceling them).
+    expect(onDisk.events.map((e) => e.type)).toContain('ExecutionJobVertexInitialized');
+  });
+
+  /**
+   * The reconnect wait ends once every TaskManager that may hold something of the job answered or
+   * is known gone, not at previous-worker.recovery.timeout: here tm-2 died while there was no
+   * leader (its endpoint names a dead process), and two subtasks were never deployed.
+   */
+  it('ends the reconnect wait when the TaskManagers answered or are gone, not at the timeout', async () => {
+    const { graph, operators } = await seqGraph();
+    leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
+    // One slot each for 4 source subtasks: two of them wait for a slot and are never deployed.
+    const l1 = await leaders.elect({ config: KEEP, taskManagers: ['tm-1', 'tm-2'], slots: 1 });
+    await until(() => l1.gateway.of(SOURCE).length === 2, 'leader 1 to deploy two sources');
+    const deployed = l1.gateway.of(SOURCE);
+    const on = (tm: string) => deployed.filter((d) => d.taskManagerId === tm);
+    expect([on('tm-1').length, on('tm-2').length]).toEqual([1, 1]);
+    await leaders.kill(l1);
+    const directory = {
+      published: async () => ['tm-1', 'tm-2'],
+      gone: async (ids: readonly string[]) => new Set(ids.filter((id) => id === 'tm-2')),
+    };
+    const startedAt = Date.now();
+    const l2 = await leaders.elect({
+      config: { ...KEEP, 'execution.batch.job-recovery.previous-worker.recovery.timeout': '12 s' },
+      taskManagers: ['tm-1'],
+      slots: 8,
+      held: new Map([['tm-1', on('tm-1').map((d) => held(d, 'RUNNING', []))]]),
+      taskManagerDirectory: directory,
+    });
+    const report = l2.recoveries.at(-1)!;
+    expect(report.running_tasks_adopted).toBe(on('tm-1').length);
+    expect(Number(report.reconnect_wait_ms)).toBeLessThan(5_000);
+    expect(Date.now() - startedAt).toBeLessThan(8_000);
+    // What tm-2 ran, and what never ran, runs again; what tm-1 kept does not.
+    const rerun = new Set(l2.gateway.of(SOURCE).map((d) => d.tdd.execution!.subtask));
+    const kept = new Set(on('tm-1').map((d) => d.tdd.execution!.subtask));
+    for (const s of [0, 1, 2, 3]) expect(rerun.has(s)).toBe(!kept.has(s));
+  });
+
+  it('a late report of an attempt of another leader is fenced by its deploying epoch', async () => {
+    const first = await firstLeader();
+    const l2 = await leaders!.elect({ config: KEEP, held: new Map([['tm-1', first.held]]) });
+    // Same attempt number, another deploying epoch: not the adopted attempt.
+    expect(l2.job.currentAttempt(first.subs[0]!.tdd.execution, 7)).toBeUndefined();
+    expect(l2.job.currentAttempt(first.subs[0]!.tdd.execution, 1)).toBeDefined();
+  });
+
+  it('with keep-running-tasks=false the reports are ignored and the unfinished sources rerun', async () => {
+    const first = await firstLeader();
+    const l2 = await leaders!.elect({
+      config: {
+        'execution.batch.job-recovery.keep-running-tasks': 'false',
+        'execution.batch.job-recovery.previous-worker.recovery.timeout': '0 ms',
+      },
+      held: new Map([['tm-1', first.held]]),
+    });
+    expect(l2.gateway.adoptAsked.get('tm-1')).toBe(false);
+    await until(() => l2.gateway.of(SOURCE).length === 3, 'leader 2 to rerun the three unfinished sources');
+    expect(l2.recoveries.at(-1)?.running_tasks_adopted ?? 0).toBe(0);
+  });
+});
