@@ -5,11 +5,15 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Configuration, bindServer, loadProto, shutdownServer, silentLogger, systemClock } from '@rebound/core';
 import type { JobMasterGatewayHandlers } from '@rebound/core';
-import { LeaderRetrievalService } from '@rebound/ha';
+import { createHaServices } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
 
 /** A JobMaster that accepts registrations and, when `hang`, never answers a heartbeat. */
-async function fakeJobMaster(epoch: number, hang: boolean, registered: (at: number) => void): Promise<{ server: grpc.Server; address: string }> {
+async function fakeJobMaster(
+  epoch: number,
+  hang: boolean,
+  registered: (at: number) => void,
+): Promise<{ server: grpc.Server; address: string }> {
   const server = new grpc.Server();
   const unused = (): never => {
     throw new Error('not part of the test');
@@ -42,20 +46,45 @@ describe('JobLeaderService', () => {
     const haDir = await mkdtemp(join(tmpdir(), 'rebound-jls-'));
     cleanup.push(() => rm(haDir, { recursive: true, force: true }));
     const writeLeader = (epoch: number, address: string) =>
-      writeFile(join(haDir, 'leader.json'), JSON.stringify({ epoch, jobmasterId: `jm-${epoch}`, address, electedAtMs: Date.now() }));
+      writeFile(
+        join(haDir, 'leader.json'),
+        JSON.stringify({ epoch, jobmasterId: `jm-${epoch}`, address, electedAtMs: Date.now() }),
+      );
     let firstRegistered = 0;
     let secondRegistered = 0;
     const old = await fakeJobMaster(1, true, (t) => (firstRegistered ||= t));
     const next = await fakeJobMaster(2, false, (t) => (secondRegistered ||= t));
-    cleanup.push(() => shutdownServer(old.server, 100), () => shutdownServer(next.server, 100));
+    cleanup.push(
+      () => shutdownServer(old.server, 100),
+      () => shutdownServer(next.server, 100),
+    );
     await writeLeader(1, old.address);
 
     const lost: string[] = [];
     // rpc.timeout and heartbeat.timeout of 30 s: without the switch, the hung heartbeat holds it that long.
-    const config = Configuration.of({ 'rpc.timeout': '30 s', 'heartbeat.timeout': '30 s', 'high-availability.lease.poll-interval': '50 ms' });
+    const config = Configuration.of({
+      'rpc.timeout': '30 s',
+      'heartbeat.timeout': '30 s',
+      'high-availability.lease.poll-interval': '50 ms',
+    });
     const service = new JobLeaderService(
-      { haDir, taskManagerId: 'tm-1', sessionId: 'session-1', address: '127.0.0.1:1', slots: 1, config, logger: silentLogger(), clock: systemClock, running: () => [], retainedJobs: () => [] },
-      { onLeaderElected: () => undefined, onJobMasterConnected: () => undefined, onJobMasterLost: (epoch, reason) => void lost.push(`${epoch}: ${reason}`) },
+      {
+        retrieval: createHaServices(config, haDir).createLeaderRetrievalService(silentLogger()),
+        taskManagerId: 'tm-1',
+        sessionId: 'session-1',
+        address: '127.0.0.1:1',
+        slots: 1,
+        config,
+        logger: silentLogger(),
+        clock: systemClock,
+        running: () => [],
+        retainedJobs: () => [],
+      },
+      {
+        onLeaderElected: () => undefined,
+        onJobMasterConnected: () => undefined,
+        onJobMasterLost: (epoch, reason) => void lost.push(`${epoch}: ${reason}`),
+      },
     );
     service.start();
     cleanup.push(() => service.stop());
@@ -73,18 +102,40 @@ describe('JobLeaderService', () => {
     const haDir = await mkdtemp(join(tmpdir(), 'rebound-jls-'));
     cleanup.push(() => rm(haDir, { recursive: true, force: true }));
     const writeLeader = (epoch: number, address: string) =>
-      writeFile(join(haDir, 'leader.json'), JSON.stringify({ epoch, jobmasterId: 'jm-1', address, electedAtMs: Date.now() }));
+      writeFile(
+        join(haDir, 'leader.json'),
+        JSON.stringify({ epoch, jobmasterId: 'jm-1', address, electedAtMs: Date.now() }),
+      );
     let registrations = 0;
     // The same JobMaster, elected again at epoch 13 while this TaskManager's record still says 2.
     const jm = await fakeJobMaster(13, false, () => void registrations++);
     cleanup.push(() => shutdownServer(jm.server, 100));
     await writeLeader(2, jm.address);
     const lost: string[] = [];
-    const config = Configuration.of({ 'rpc.timeout': '5 s', 'heartbeat.timeout': '30 s', 'high-availability.lease.poll-interval': '50 ms' });
-    const retrieval = new LeaderRetrievalService({ haDir, config, logger: silentLogger() });
+    const config = Configuration.of({
+      'rpc.timeout': '5 s',
+      'heartbeat.timeout': '30 s',
+      'high-availability.lease.poll-interval': '50 ms',
+    });
+    const retrieval = createHaServices(config, haDir).createLeaderRetrievalService(silentLogger());
     const service = new JobLeaderService(
-      { haDir, taskManagerId: 'tm-1', sessionId: 'session-1', address: '127.0.0.1:1', slots: 1, config, logger: silentLogger(), clock: systemClock, running: () => [], retainedJobs: () => [], retrieval },
-      { onLeaderElected: () => undefined, onJobMasterConnected: () => undefined, onJobMasterLost: (epoch, reason) => void lost.push(`${epoch}: ${reason}`) },
+      {
+        taskManagerId: 'tm-1',
+        sessionId: 'session-1',
+        address: '127.0.0.1:1',
+        slots: 1,
+        config,
+        logger: silentLogger(),
+        clock: systemClock,
+        running: () => [],
+        retainedJobs: () => [],
+        retrieval,
+      },
+      {
+        onLeaderElected: () => undefined,
+        onJobMasterConnected: () => undefined,
+        onJobMasterLost: (epoch, reason) => void lost.push(`${epoch}: ${reason}`),
+      },
     );
     service.start();
     cleanup.push(() => service.stop());

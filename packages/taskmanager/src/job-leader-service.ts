@@ -1,4 +1,12 @@
-import { CHANNEL_OPTIONS, ClusterSecurity, ErrorCode, ReboundError, errorMessage, loadProto, sleep, unary } from '@rebound/core';
+import {
+  CHANNEL_OPTIONS,
+  ClusterSecurity,
+  errorMessage,
+  loadProto,
+  sleep,
+  unary,
+  UnavailableError,
+} from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -10,7 +18,7 @@ import type {
   SplitResponse__Output,
   TaskExecutionState,
 } from '@rebound/core';
-import { LeaderRetrievalService, type LeaderInfo, type LeaderRetrieval } from '@rebound/ha';
+import type { LeaderInfo, LeaderRetrieval } from '@rebound/ha';
 
 export interface JobLeaderListener {
   /**
@@ -53,9 +61,8 @@ export class JobLeaderService {
 
   constructor(
     private readonly opts: {
-      haDir: string;
-      /** How the leader is followed (the HA services'); by default leader.json in haDir. */
-      retrieval?: LeaderRetrieval;
+      /** How the leader is followed: HighAvailabilityServices.createLeaderRetrievalService, whatever the backend. */
+      retrieval: LeaderRetrieval;
       taskManagerId: string;
       /** This process's session secret: bound to taskManagerId at registration, carried by every later call. */
       sessionId: string;
@@ -69,7 +76,7 @@ export class JobLeaderService {
     },
     private readonly listener: JobLeaderListener,
   ) {
-    this.retrieval = opts.retrieval ?? new LeaderRetrievalService({ haDir: opts.haDir, config: opts.config, logger: opts.logger });
+    this.retrieval = opts.retrieval;
     this.rpcTimeoutMs = opts.config.getDurationMs('rpc.timeout');
     this.pollMs = opts.config.getDurationMs('high-availability.lease.poll-interval');
     this.security = ClusterSecurity.of(opts.config);
@@ -94,7 +101,8 @@ export class JobLeaderService {
    */
   private onLeaderChange(): void {
     const leader = this.retrieval.current();
-    if (leader && this.conn && this.conn.leader.epoch < leader.epoch) this.dropConnection(`a new leader was elected (epoch ${leader.epoch})`);
+    if (leader && this.conn && this.conn.leader.epoch < leader.epoch)
+      this.dropConnection(`a new leader was elected (epoch ${leader.epoch})`);
     this.wake?.();
   }
 
@@ -139,7 +147,11 @@ export class JobLeaderService {
       const Ctor = loadProto().JobMasterGateway;
       this.conn = {
         leader,
-        client: new Ctor(leader.address, this.security.channelCredentials(), this.security.channelOptions(CHANNEL_OPTIONS)),
+        client: new Ctor(
+          leader.address,
+          this.security.channelCredentials(),
+          this.security.channelOptions(CHANNEL_OPTIONS),
+        ),
         dropped: new AbortController(),
         registered: false,
         lastAckMs: this.opts.clock.now(),
@@ -150,14 +162,20 @@ export class JobLeaderService {
     const c = this.conn;
     if (!c.registered) {
       try {
-        const res = await unary(c.client, c.client.RegisterTaskManager, {
-          task_manager_id: this.opts.taskManagerId,
-          address: this.opts.address,
-          slots: this.opts.slots,
-          epoch: c.leader.epoch,
-          jobs_with_retained_partitions: this.opts.retainedJobs(),
-          session_id: this.opts.sessionId,
-        }, this.rpcTimeoutMs, c.dropped.signal);
+        const res = await unary(
+          c.client,
+          c.client.RegisterTaskManager,
+          {
+            task_manager_id: this.opts.taskManagerId,
+            address: this.opts.address,
+            slots: this.opts.slots,
+            epoch: c.leader.epoch,
+            jobs_with_retained_partitions: this.opts.retainedJobs(),
+            session_id: this.opts.sessionId,
+          },
+          this.rpcTimeoutMs,
+          c.dropped.signal,
+        );
         if (this.conn !== c) return;
         // The leader record this TaskManager followed may lag the JobMaster that answered at its
         // address (etcd's watch reconnects with a backoff after an outage, while the same JobMaster
@@ -179,19 +197,26 @@ export class JobLeaderService {
       return;
     }
     try {
-      const res = await unary(c.client, c.client.Heartbeat, {
-        task_manager_id: this.opts.taskManagerId,
-        epoch: c.leader.epoch,
-        running: this.opts.running(),
-        session_id: this.opts.sessionId,
-      }, Math.min(this.rpcTimeoutMs, c.heartbeatTimeoutMs), c.dropped.signal);
+      const res = await unary(
+        c.client,
+        c.client.Heartbeat,
+        {
+          task_manager_id: this.opts.taskManagerId,
+          epoch: c.leader.epoch,
+          running: this.opts.running(),
+          session_id: this.opts.sessionId,
+        },
+        Math.min(this.rpcTimeoutMs, c.heartbeatTimeoutMs),
+        c.dropped.signal,
+      );
       if (this.conn !== c) return;
       c.lastAckMs = this.opts.clock.now();
       if (!res.registered) this.dropConnection('the JobMaster no longer knows this TaskManager');
     } catch (err) {
       if (this.conn !== c) return;
       const silence = this.opts.clock.now() - c.lastAckMs;
-      if (silence > c.heartbeatTimeoutMs) this.dropConnection(`no heartbeat answer for ${silence} ms: ${errorMessage(err)}`);
+      if (silence > c.heartbeatTimeoutMs)
+        this.dropConnection(`no heartbeat answer for ${silence} ms: ${errorMessage(err)}`);
     }
   }
 
@@ -212,11 +237,19 @@ export class JobLeaderService {
     for (;;) {
       const c = this.conn;
       if (!c || !c.registered || c.leader.epoch !== update.epoch) {
-        this.opts.logger.info({ execution: update.execution, state: update.state }, 'dropping a task update: its JobMaster is gone');
+        this.opts.logger.info(
+          { execution: update.execution, state: update.state },
+          'dropping a task update: its JobMaster is gone',
+        );
         return;
       }
       try {
-        await unary(c.client, c.client.UpdateTaskExecutionState, { ...update, session_id: this.opts.sessionId }, this.rpcTimeoutMs);
+        await unary(
+          c.client,
+          c.client.UpdateTaskExecutionState,
+          { ...update, session_id: this.opts.sessionId },
+          this.rpcTimeoutMs,
+        );
         return;
       } catch (err) {
         if (this.stopped) return;
@@ -229,23 +262,38 @@ export class JobLeaderService {
   async requestSplit(req: SplitRequest & { epoch: number }): Promise<SplitResponse__Output> {
     const c = this.conn;
     if (!c || !c.registered || c.leader.epoch !== req.epoch) {
-      throw new ReboundError(ErrorCode.UNAVAILABLE, 'the JobMaster that deployed this task is gone');
+      throw new UnavailableError('the JobMaster that deployed this task is gone');
     }
-    return unary(c.client, c.client.RequestSplit, { ...req, task_manager_id: this.opts.taskManagerId, session_id: this.opts.sessionId }, this.rpcTimeoutMs);
+    return unary(
+      c.client,
+      c.client.RequestSplit,
+      { ...req, task_manager_id: this.opts.taskManagerId, session_id: this.opts.sessionId },
+      this.rpcTimeoutMs,
+    );
   }
 
   async sendCoordinationRequest(req: CoordinationRequest & { epoch: number }): Promise<CoordinationResponse__Output> {
     const c = this.conn;
     if (!c || !c.registered || c.leader.epoch !== req.epoch) {
-      throw new ReboundError(ErrorCode.UNAVAILABLE, 'the JobMaster that deployed this task is gone');
+      throw new UnavailableError('the JobMaster that deployed this task is gone');
     }
-    return unary(c.client, c.client.SendCoordinationRequest, { ...req, task_manager_id: this.opts.taskManagerId, session_id: this.opts.sessionId }, this.rpcTimeoutMs);
+    return unary(
+      c.client,
+      c.client.SendCoordinationRequest,
+      { ...req, task_manager_id: this.opts.taskManagerId, session_id: this.opts.sessionId },
+      this.rpcTimeoutMs,
+    );
   }
 
   async fetchArtifact(jobId: string, epoch: number): Promise<{ bytes: Uint8Array; digest: string }> {
     const c = this.conn;
-    if (!c || !c.registered) throw new ReboundError(ErrorCode.UNAVAILABLE, 'not connected to a JobMaster');
-    const res = await unary(c.client, c.client.FetchJobArtifact, { job_id: jobId, epoch, task_manager_id: this.opts.taskManagerId, session_id: this.opts.sessionId }, Math.max(this.rpcTimeoutMs, 30_000));
+    if (!c || !c.registered) throw new UnavailableError('not connected to a JobMaster');
+    const res = await unary(
+      c.client,
+      c.client.FetchJobArtifact,
+      { job_id: jobId, epoch, task_manager_id: this.opts.taskManagerId, session_id: this.opts.sessionId },
+      Math.max(this.rpcTimeoutMs, 30_000),
+    );
     return { bytes: res.module_bundle, digest: res.digest };
   }
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ErrorCode, ReboundError, writeFileAtomic } from '@rebound/core';
+import { writeFileAtomic, JobModuleInvalidError } from '@rebound/core';
 import { buildOperators, loadJobModule, type Transformation } from '@rebound/api';
 
 /**
@@ -35,20 +35,22 @@ export class ModuleCache {
     cwd: string,
     fetch: () => Promise<{ bytes: Uint8Array; digest: string }>,
   ): Promise<ReadonlyMap<string, Transformation>> {
-    if (!/^[0-9a-f]{64}$/.test(digest)) throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `bad module digest '${digest}'`);
+    if (!/^[0-9a-f]{64}$/.test(digest)) throw new JobModuleInvalidError(`bad module digest '${digest}'`);
     const path = join(this.dir, `${digest}.mjs`);
     if (!(await stat(path).catch(() => undefined))) {
       const { bytes } = await fetch();
       const actual = createHash('sha256').update(bytes).digest('hex');
       if (actual !== digest) {
-        throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `job module digest mismatch: expected ${digest}, got ${actual}`);
+        throw new JobModuleInvalidError(`job module digest mismatch: expected ${digest}, got ${actual}`);
       }
       await mkdir(this.dir, { recursive: true });
       await writeFileAtomic(path, bytes);
     } else {
       // A cached file is trusted only if it still has the digest it is named by.
-      const actual = createHash('sha256').update(await readFile(path)).digest('hex');
-      if (actual !== digest) throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `cached job module ${path} is corrupt`);
+      const actual = createHash('sha256')
+        .update(await readFile(path))
+        .digest('hex');
+      if (actual !== digest) throw new JobModuleInvalidError(`cached job module ${path} is corrupt`);
     }
     const def = await loadJobModule(path);
     return buildOperators(def, [...args], { cwd: cwd || undefined });

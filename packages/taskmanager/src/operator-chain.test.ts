@@ -5,7 +5,10 @@ import { composeChain } from './operator-chain.js';
 
 async function reduceOf(kind: 'sum' | 'count'): Promise<ReduceTransformation> {
   const def = defineJob('agg', (env) => {
-    const keyed = env.generateSequence(0, 9).map((n) => [`k${n % 3}`, n] as [string, number]).keyBy((t) => t[0]);
+    const keyed = env
+      .generateSequence(0, 9)
+      .map((n) => [`k${n % 3}`, n] as [string, number])
+      .keyBy((t) => t[0]);
     (kind === 'sum' ? keyed.sum(1) : keyed.count()).writeAsText('/tmp/unused');
   });
   const { operators } = await buildJob(def, []);
@@ -13,62 +16,76 @@ async function reduceOf(kind: 'sum' | 'count'): Promise<ReduceTransformation> {
 }
 
 describe('KeyedReducer', () => {
-  it.each(['sum', 'count'] as const)('folds %s in place to what the plain reduce function gives, without touching inputs', async (kind) => {
-    const reduce = await reduceOf(kind);
-    expect(reduce.inPlace).toBeDefined();
-    const records: [string, number][] = Array.from({ length: 50 }, (_, i) => [`k${i % 4}`, i]);
-    const inputs = JSON.stringify(records);
-    const key = (r: unknown) => (r as [string, number])[0];
-    const inPlace = new KeyedReducer(key, reduce);
-    const plain = new KeyedReducer(key, { fn: reduce.fn });
-    for (const r of records) {
-      inPlace.add(r);
-      plain.add(r);
-    }
-    const a: unknown[] = [];
-    const b: unknown[] = [];
-    inPlace.drain((r) => a.push(r));
-    plain.drain((r) => b.push(r));
-    expect(a).toEqual(b);
-    expect(JSON.stringify(records)).toBe(inputs);
-    expect(inPlace.size).toBe(0);
-  });
+  it.each(['sum', 'count'] as const)(
+    'folds %s in place to what the plain reduce function gives, without touching inputs',
+    async (kind) => {
+      const reduce = await reduceOf(kind);
+      expect(reduce.inPlace).toBeDefined();
+      const records: [string, number][] = Array.from({ length: 50 }, (_, i) => [`k${i % 4}`, i]);
+      const inputs = JSON.stringify(records);
+      const key = (r: unknown) => (r as [string, number])[0];
+      const inPlace = new KeyedReducer(key, reduce);
+      const plain = new KeyedReducer(key, { fn: reduce.fn });
+      for (const r of records) {
+        inPlace.add(r);
+        plain.add(r);
+      }
+      const a: unknown[] = [];
+      const b: unknown[] = [];
+      inPlace.drain((r) => a.push(r));
+      plain.drain((r) => b.push(r));
+      expect(a).toEqual(b);
+      expect(JSON.stringify(records)).toBe(inputs);
+      expect(inPlace.size).toBe(0);
+    },
+  );
 });
 
 describe('KeyedSum', () => {
-  it.each(['sum', 'count'] as const)('is what %s gets and gives the plain reduce function results, in the same order', async (kind) => {
-    const reduce = await reduceOf(kind);
-    expect(reduce.sumOf).toBeDefined();
-    expect(createKeyedAggregator((r) => r, reduce)).toBeInstanceOf(KeyedSum);
-    // Fractions and -0 too: the sums must be the same IEEE additions in the same order.
-    const records: [string, number][] = Array.from({ length: 3000 }, (_, i) => [`k${(i * 7) % 1100}`, i % 5 === 0 ? 0.1 * i : i % 7 === 0 ? -0 : i]);
-    const inputs = JSON.stringify(records);
-    const key = (r: unknown) => (r as [string, number])[0];
-    const sum = createKeyedAggregator(key, reduce);
-    const plain = new KeyedReducer(key, { fn: reduce.fn });
-    for (const r of records) {
-      sum.add(r);
-      plain.add(r);
-    }
-    expect(sum.size).toBe(1100);
-    const a = [...sum.drainBatches(512)];
-    const b: unknown[] = [];
-    plain.drain((r) => b.push(r));
-    expect(a.map((x) => x.length)).toEqual([512, 512, 76]);
-    expect(a.flat()).toEqual(b);
-    expect(JSON.stringify(records)).toBe(inputs);
-    expect(sum.size).toBe(0);
-    // Usable again after draining (a combiner spills and goes on).
-    sum.add(['x', 2]);
-    sum.add(['x', 3]);
-    const again: unknown[] = [];
-    sum.drain((r) => again.push(r));
-    expect(again).toEqual([['x', 5]]);
-  });
+  it.each(['sum', 'count'] as const)(
+    'is what %s gets and gives the plain reduce function results, in the same order',
+    async (kind) => {
+      const reduce = await reduceOf(kind);
+      expect(reduce.sumOf).toBeDefined();
+      expect(createKeyedAggregator((r) => r, reduce)).toBeInstanceOf(KeyedSum);
+      // Fractions and -0 too: the sums must be the same IEEE additions in the same order.
+      const records: [string, number][] = Array.from({ length: 3000 }, (_, i) => [
+        `k${(i * 7) % 1100}`,
+        i % 5 === 0 ? 0.1 * i : i % 7 === 0 ? -0 : i,
+      ]);
+      const inputs = JSON.stringify(records);
+      const key = (r: unknown) => (r as [string, number])[0];
+      const sum = createKeyedAggregator(key, reduce);
+      const plain = new KeyedReducer(key, { fn: reduce.fn });
+      for (const r of records) {
+        sum.add(r);
+        plain.add(r);
+      }
+      expect(sum.size).toBe(1100);
+      const a = [...sum.drainBatches(512)];
+      const b: unknown[] = [];
+      plain.drain((r) => b.push(r));
+      expect(a.map((x) => x.length)).toEqual([512, 512, 76]);
+      expect(a.flat()).toEqual(b);
+      expect(JSON.stringify(records)).toBe(inputs);
+      expect(sum.size).toBe(0);
+      // Usable again after draining (a combiner spills and goes on).
+      sum.add(['x', 2]);
+      sum.add(['x', 3]);
+      const again: unknown[] = [];
+      sum.drain((r) => again.push(r));
+      expect(again).toEqual([['x', 5]]);
+    },
+  );
 
   it('sums a property of object records and keeps the other fields of the first record', async () => {
     const def = defineJob('objsum', (env) => {
-      env.generateSequence(0, 1).map((n) => ({ k: n, v: n, tag: 'a' })).keyBy((r) => r.k).sum('v').writeAsText('/tmp/unused');
+      env
+        .generateSequence(0, 1)
+        .map((n) => ({ k: n, v: n, tag: 'a' }))
+        .keyBy((r) => r.k)
+        .sum('v')
+        .writeAsText('/tmp/unused');
     });
     const { operators } = await buildJob(def, []);
     const reduce = [...operators.values()].find((t): t is ReduceTransformation => t.kind === 'reduce')!;
@@ -78,7 +95,10 @@ describe('KeyedSum', () => {
     sum.add({ k: 2, v: 1, tag: 'other' });
     const out: unknown[] = [];
     sum.drain((r) => out.push(r));
-    expect(out).toEqual([{ k: 1, v: 5, tag: 'first' }, { k: 2, v: 1, tag: 'other' }]);
+    expect(out).toEqual([
+      { k: 1, v: 5, tag: 'first' },
+      { k: 2, v: 1, tag: 'other' },
+    ]);
   });
 
   it('rejects a record whose field is not a number with the user error, first record or later', async () => {
@@ -138,8 +158,21 @@ describe('composeChain with process operators', () => {
     const { operators, graph } = await buildJob(def, []);
     const ids = graph.vertices![0]!.operator_ids!;
     const sunk: unknown[] = [];
-    const ctx = { subtask: 0, parallelism: 1, attempt: 0, sendRequestToCoordinator: () => Promise.reject(new Error('none')) };
-    return { chain: composeChain(operators, ids.slice(1), (r) => sunk.push(r), () => ctx), sunk };
+    const ctx = {
+      subtask: 0,
+      parallelism: 1,
+      attempt: 0,
+      sendRequestToCoordinator: () => Promise.reject(new Error('none')),
+    };
+    return {
+      chain: composeChain(
+        operators,
+        ids.slice(1),
+        (r) => sunk.push(r),
+        () => ctx,
+      ),
+      sunk,
+    };
   }
 
   it('buffers a batch for each process operator and hands it over in chain order; close may emit', async () => {
@@ -151,7 +184,16 @@ describe('composeChain with process operators', () => {
     await chain.flush();
     chain.push(3);
     await chain.close();
-    expect(events).toEqual(['a.open', 'a.batch(1,2)', 'b.batch(11,21)', 'a.batch(3)', 'b.batch(31)', 'a.close', 'b.batch(4)', 'b.close']);
+    expect(events).toEqual([
+      'a.open',
+      'a.batch(1,2)',
+      'b.batch(11,21)',
+      'a.batch(3)',
+      'b.batch(31)',
+      'a.close',
+      'b.batch(4)',
+      'b.close',
+    ]);
     expect(sunk).toEqual([11, 21, 31, 4]);
   });
 

@@ -1,4 +1,4 @@
-import { ErrorCode, ReboundError } from '@rebound/core';
+import { UserCodeError, IllegalStateError, JobInvalidError } from '@rebound/core';
 import type { KeySelector, ProcessContext, ProcessFunction, ProcessTransformation, Transformation } from '@rebound/api';
 import type { Emit } from './keyed-reducer.js';
 
@@ -11,7 +11,7 @@ export function lookup<K extends Transformation['kind']>(
 ): Extract<Transformation, { kind: K }> {
   const op = operators.get(id);
   if (!op || op.kind !== kind) {
-    throw new ReboundError(ErrorCode.JOB_INVALID, `operator ${id} is not a ${kind} in the job module (was the module changed?)`);
+    throw new JobInvalidError(`operator ${id} is not a ${kind} in the job module (was the module changed?)`);
   }
   return op as Extract<Transformation, { kind: K }>;
 }
@@ -58,7 +58,7 @@ export function composeChain(
   let next = sink;
   for (let i = ids.length - 1; i >= 0; i--) {
     const op = operators.get(ids[i]!);
-    if (!op) throw new ReboundError(ErrorCode.JOB_INVALID, `operator ${ids[i]} is missing from the job module`);
+    if (!op) throw new JobInvalidError(`operator ${ids[i]} is missing from the job module`);
     const downstream = next;
     switch (op.kind) {
       case 'map': {
@@ -83,7 +83,9 @@ export function composeChain(
       case 'process': {
         const fn = op.create();
         if (typeof fn !== 'object' || fn === null || typeof fn.processBatch !== 'function') {
-          throw new ReboundError(ErrorCode.USER_CODE, `operator '${op.name}' (${op.id}): process(create) must return an object with processBatch(records, out, ctx)`);
+          throw new UserCodeError(
+            `operator '${op.name}' (${op.id}): process(create) must return an object with processBatch(records, out, ctx)`,
+          );
         }
         const stage: ProcessStage = { op, fn, out: downstream, ctx: contextOf(op.id), buffer: [] };
         stages.unshift(stage);
@@ -96,7 +98,7 @@ export function composeChain(
         // The sink writer is the chain's end; it was passed in as `sink`.
         break;
       default:
-        throw new ReboundError(ErrorCode.JOB_INVALID, `operator ${op.id} (${op.kind}) cannot be chained`);
+        throw new JobInvalidError(`operator ${op.id} (${op.kind}) cannot be chained`);
     }
   }
   const flush = async (): Promise<void> => {
@@ -124,5 +126,5 @@ export function composeChain(
 }
 
 function noContext(operatorId: string): ProcessContext<unknown, unknown> {
-  throw new ReboundError(ErrorCode.ILLEGAL_STATE, `no context for process operator ${operatorId}`);
+  throw new IllegalStateError(`no context for process operator ${operatorId}`);
 }

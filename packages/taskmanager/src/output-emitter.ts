@@ -1,5 +1,6 @@
 import type { ResultPartitionDeploymentDescriptor__Output } from '@rebound/core';
 import { subpartitionOf, type Transformation } from '@rebound/api';
+import { DRAIN_BATCH_SIZE, type EventLoopTurns } from './event-loop-turns.js';
 import { createKeyedAggregator, type Emit, type KeyedAggregator } from './keyed-reducer.js';
 import { keySelectorOf, lookup } from './operator-chain.js';
 import type { ResultPartitionWriter } from './partition/index.js';
@@ -20,6 +21,7 @@ export class OutputEmitter {
     desc: ResultPartitionDeploymentDescriptor__Output,
     operators: ReadonlyMap<string, Transformation>,
     private readonly combinerMaxKeys: number,
+    private readonly turns: EventLoopTurns,
   ) {
     const n = desc.num_subpartitions;
     switch (desc.distribution) {
@@ -55,12 +57,26 @@ export class OutputEmitter {
 
   /** Called between input batches: spill the combiner if it grew too large, wait for the disk. */
   async afterBatch(): Promise<void> {
-    if (this.combiner && this.combiner.size > this.combinerMaxKeys) this.combiner.drain(this.route);
+    if (this.combiner && this.combiner.size > this.combinerMaxKeys) await this.drainCombiner(this.combiner);
     await this.writer.flushIfNeeded();
   }
 
   async finish(): Promise<void> {
-    this.combiner?.drain(this.route);
+    if (this.combiner) await this.drainCombiner(this.combiner);
     await this.writer.flushIfNeeded();
+  }
+
+  /**
+   * A combiner holds up to max-keys results: handed out in one go they kept the event loop for
+   * seconds (a wordcount producer with 260,000 keys missed its heartbeats and was declared lost),
+   * and the partition's buffers grew with them. In batches, with the disk and the heartbeats
+   * given their turn in between.
+   */
+  private async drainCombiner(combiner: KeyedAggregator): Promise<void> {
+    for (const batch of combiner.drainBatches(DRAIN_BATCH_SIZE)) {
+      for (const r of batch) this.route(r);
+      await this.writer.flushIfNeeded();
+      await this.turns.maybeYield();
+    }
   }
 }

@@ -31,7 +31,12 @@ export class ReadCapabilities {
   check(jobId: string, given: string, partition: string): void {
     const expected = this.byJob.get(jobId);
     if (expected === undefined || sameSecret(expected, given)) return;
-    this.logger.warn({ event: 'capability.reject', method: 'ReadSubpartitions', jobId, partition }, 'refused a partition read without the job read capability');
-    throw new PermissionDeniedError(`ReadSubpartitions of ${partition} refused: the request does not carry the read capability of job ${jobId}`);
+    this.logger.warn(
+      { event: 'capability.reject', method: 'ReadSubpartitions', jobId, partition },
+      'refused a partition read without the job read capability',
+    );
+    throw new PermissionDeniedError(
+      `ReadSubpartitions of ${partition} refused: the request does not carry the read capability of job ${jobId}`,
+    );
   }
 }

@@ -21,7 +21,13 @@ export class SinkWriter {
   constructor(
     private readonly path: string,
     format: (record: unknown) => string,
+    header?: string,
   ) {
+    if (header !== undefined) {
+      // Part of the file, not a record: counted in bytes, not in recordsOut.
+      this.pending.push(header + '\n');
+      this.pendingBytes += header.length + 1;
+    }
     this.emit = (r) => {
       const line = format(r) + '\n';
       this.pending.push(line);

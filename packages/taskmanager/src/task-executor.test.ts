@@ -11,10 +11,17 @@ import { PartitionStore } from './partition/index.js';
 import { ReadCapabilities } from './read-capabilities.js';
 import { TaskExecutor } from './task-executor.js';
 
-type Handler = (call: { request: unknown }, callback: (err: Partial<grpc.StatusObject> | null, res?: unknown) => void) => void;
+type Handler = (
+  call: { request: unknown },
+  callback: (err: Partial<grpc.StatusObject> | null, res?: unknown) => void,
+) => void;
 
 /** Calls a handler as the gRPC server would; resolves with its answer or its error's stable code. */
-function call(handlers: TaskExecutorGatewayHandlers, method: keyof TaskExecutorGatewayHandlers, request: Record<string, unknown>): Promise<{ ok: unknown } | { code: string }> {
+function call(
+  handlers: TaskExecutorGatewayHandlers,
+  method: keyof TaskExecutorGatewayHandlers,
+  request: Record<string, unknown>,
+): Promise<{ ok: unknown } | { code: string }> {
   return new Promise((resolve) => {
     (handlers[method] as unknown as Handler)({ request }, (err, res) => {
       if (err) resolve({ code: fromServiceError({ ...err, metadata: err.metadata }).code });
@@ -35,7 +42,18 @@ describe('TaskExecutor session check', () => {
     const store = await PartitionStore.open({ dataDir: dir, logger: silentLogger() });
     cleanup.push(() => store.close());
     const fence = new EpochFence(async () => 4, 4);
-    const executor = new TaskExecutor('tm-1', 2, store, new ModuleCache(join(dir, 'modules')), Configuration.of({}), silentLogger(), systemClock, fence, 'session-1', new ReadCapabilities(silentLogger()));
+    const executor = new TaskExecutor(
+      'tm-1',
+      2,
+      store,
+      new ModuleCache(join(dir, 'modules')),
+      Configuration.of({}),
+      silentLogger(),
+      systemClock,
+      fence,
+      'session-1',
+      new ReadCapabilities(silentLogger()),
+    );
     cleanup.push(() => executor.close());
     const handlers = executor.handlers();
     const execution = { job_id: 'j', vertex_id: 'v', subtask: 0, attempt: 0 };
@@ -48,14 +66,26 @@ describe('TaskExecutor session check', () => {
       ['HeartbeatFromJobManager', { epoch: 4 }],
     ];
     for (const [method, request] of forged) {
-      expect(await call(handlers, method, { ...request, session_id: '' }), String(method)).toEqual({ code: ErrorCode.PERMISSION_DENIED });
-      expect(await call(handlers, method, { ...request, session_id: 'session-2' }), String(method)).toEqual({ code: ErrorCode.PERMISSION_DENIED });
+      expect(await call(handlers, method, { ...request, session_id: '' }), String(method)).toEqual({
+        code: ErrorCode.PERMISSION_DENIED,
+      });
+      expect(await call(handlers, method, { ...request, session_id: 'session-2' }), String(method)).toEqual({
+        code: ErrorCode.PERMISSION_DENIED,
+      });
     }
     // The leader, which knows the session, is served.
-    expect(await call(handlers, 'ReleasePartitions', { epoch: 4, partitions: [], session_id: 'session-1' })).toEqual({ ok: { released: 0 } });
-    expect(await call(handlers, 'CancelTask', { epoch: 4, execution, session_id: 'session-1' })).toEqual({ ok: { found: false } });
-    expect(await call(handlers, 'HeartbeatFromJobManager', { epoch: 4, session_id: 'session-1' })).toEqual({ ok: { task_manager_id: 'tm-1' } });
+    expect(await call(handlers, 'ReleasePartitions', { epoch: 4, partitions: [], session_id: 'session-1' })).toEqual({
+      ok: { released: 0 },
+    });
+    expect(await call(handlers, 'CancelTask', { epoch: 4, execution, session_id: 'session-1' })).toEqual({
+      ok: { found: false },
+    });
+    expect(await call(handlers, 'HeartbeatFromJobManager', { epoch: 4, session_id: 'session-1' })).toEqual({
+      ok: { task_manager_id: 'tm-1' },
+    });
     // A deposed leader's epoch is still refused first as stale.
-    expect(await call(handlers, 'ReleasePartitions', { epoch: 3, partitions: [], session_id: 'session-1' })).toEqual({ code: ErrorCode.STALE_EPOCH });
+    expect(await call(handlers, 'ReleasePartitions', { epoch: 3, partitions: [], session_id: 'session-1' })).toEqual({
+      code: ErrorCode.STALE_EPOCH,
+    });
   });
 });

@@ -1,19 +1,30 @@
-import { ClusterSecurity, Configuration, ErrorCode, PermissionDeniedError, ReboundError, attemptKey, errorMessage, handleUnary, sameSecret } from '@rebound/core';
-import type { Clock, Logger, TaskDeploymentDescriptor__Output, TaskExecutorGatewayHandlers } from '@rebound/core';
+import {
+  ClusterSecurity,
+  Configuration,
+  IllegalStateError,
+  PermissionDeniedError,
+  SlotUnavailableError,
+  StaleEpochError,
+  errorMessage,
+  handleUnary,
+  sameSecret,
+} from '@rebound/core';
+import type {
+  Clock,
+  HeldTask,
+  Logger,
+  TaskDeploymentDescriptor__Output,
+  TaskExecutorGatewayHandlers,
+} from '@rebound/core';
 import type { EpochFence } from '@rebound/ha';
 import type { JobLeaderService } from './job-leader-service.js';
+import { AttemptReceipts, HeldOutcomes, heldTaskOf, keepsRunningTasks } from './held-tasks.js';
+import { JobTimers } from './job-timers.js';
 import type { ModuleCache } from './module-cache.js';
 import { PartitionClientPool, type PartitionStore } from './partition/index.js';
 import type { ReadCapabilities } from './read-capabilities.js';
-import { InputPartitionNotFoundError, runTask } from './task.js';
-
-interface RunningTask {
-  readonly tdd: TaskDeploymentDescriptor__Output;
-  readonly controller: AbortController;
-  readonly epoch: number;
-  /** Set when the JobMaster asked for the cancel (reported as CANCELED, not FAILED). */
-  canceledByJobMaster: boolean;
-}
+import { attemptKeyOf, taskLogOf, type RunningTask } from './running-task.js';
+import { runTaskAttempt, type TaskAttemptContext } from './task-attempt.js';
 
 /**
  * Flink's TaskExecutor: slots, the task lifecycle, and what happens to a job's partitions when
@@ -22,9 +33,13 @@ interface RunningTask {
 export class TaskExecutor {
   private readonly tasks = new Map<string, RunningTask>();
   /** Jobs whose partitions we keep for a future leader, with the timer that releases them. */
-  private readonly retention = new Map<string, NodeJS.Timeout>();
+  private readonly retention = new JobTimers();
   /** Whether each job (as last deployed) has batch job recovery enabled. */
   private readonly recoveryEnabled = new Map<string, boolean>();
+  /** Ended tasks of keep-running jobs, for the next leader's reconciliation. */
+  private readonly held = new HeldOutcomes();
+  /** Jobs whose kept tasks wait for a leader, with the timer that fails them (registration timeout). */
+  private readonly leaderless = new JobTimers();
   private jobLeader: JobLeaderService | undefined;
 
   constructor(
@@ -43,10 +58,25 @@ export class TaskExecutor {
     private readonly readCapabilities: ReadCapabilities,
   ) {
     const security = ClusterSecurity.of(config);
-    this.clients = new PartitionClientPool({ credentials: security.channelCredentials(), channelOptions: security.channelOptions() });
+    this.clients = new PartitionClientPool({
+      credentials: security.channelCredentials(),
+      channelOptions: security.channelOptions(),
+    });
+    this.attemptContext = {
+      taskManagerId: this.id,
+      config: this.config,
+      logger: this.logger,
+      store: this.store,
+      clients: this.clients,
+      modules: this.modules,
+      held: this.held,
+      jobLeader: () => this.jobLeader,
+    };
   }
 
   private readonly clients: PartitionClientPool;
+
+  private readonly attemptContext: TaskAttemptContext;
 
   attach(jobLeader: JobLeaderService): void {
     this.jobLeader = jobLeader;
@@ -61,13 +91,13 @@ export class TaskExecutor {
     return { total: this.slots, busy: this.tasks.size };
   }
 
+  /** Jobs this TaskManager keeps something of: partitions, tasks kept running, or their ends. */
   retainedJobs(): string[] {
-    return this.store.jobsWithPartitions();
-  }
-
-  private taskLog(tdd: TaskDeploymentDescriptor__Output): Record<string, unknown> {
-    const e = tdd.execution!;
-    return { jobId: e.job_id, vertexId: e.vertex_id, vertexName: tdd.vertex_name, subtask: e.subtask, attempt: e.attempt, epoch: tdd.epoch };
+    const jobs = new Set(this.store.jobsWithPartitions());
+    for (const t of this.tasks.values())
+      if (t.keepRunning && t.leaderlessSinceMs !== undefined) jobs.add(t.tdd.execution!.job_id);
+    for (const j of this.held.jobs()) jobs.add(j);
+    return [...jobs];
   }
 
   /**
@@ -78,7 +108,10 @@ export class TaskExecutor {
     try {
       await this.fence.admit(epoch);
     } catch (err) {
-      this.logger.warn({ event: 'fence.reject', method, epoch, highestEpoch: this.fence.highest(), reason: errorMessage(err) }, 'rejected a call of a deposed or unknown JobMaster');
+      this.logger.warn(
+        { event: 'fence.reject', method, epoch, highestEpoch: this.fence.highest(), reason: errorMessage(err) },
+        'rejected a call of a deposed or unknown JobMaster',
+      );
       throw err;
     }
   }
@@ -91,8 +124,13 @@ export class TaskExecutor {
    */
   private checkSession(method: string, session: string): void {
     if (sameSecret(this.session, session)) return;
-    this.logger.warn({ event: 'session.reject', method }, 'refused a JobMaster call without this TaskManager\'s session');
-    throw new PermissionDeniedError(`${method} refused: the call does not carry the session ${this.id} registered with`);
+    this.logger.warn(
+      { event: 'session.reject', method },
+      "refused a JobMaster call without this TaskManager's session",
+    );
+    throw new PermissionDeniedError(
+      `${method} refused: the call does not carry the session ${this.id} registered with`,
+    );
   }
 
   /**
@@ -114,8 +152,12 @@ export class TaskExecutor {
       CancelTask: handleUnary(async (req) => {
         await this.checkEpoch('CancelTask', req.epoch);
         this.checkSession('CancelTask', req.session_id);
-        const t = req.execution ? this.tasks.get(attemptKeyOf(req.execution, req.epoch)) : undefined;
-        if (!t) return { found: false };
+        // A task kept through a failover is named by the epoch that deployed it; it obeys only
+        // the leader it answers to (the fence already refused older ones).
+        const t = req.execution
+          ? this.tasks.get(attemptKeyOf(req.execution, req.deploy_epoch || req.epoch))
+          : undefined;
+        if (!t || t.leaderEpoch > req.epoch) return { found: false };
         t.canceledByJobMaster = true;
         t.controller.abort('canceled by the JobMaster');
         return { found: true };
@@ -128,8 +170,10 @@ export class TaskExecutor {
       GetAndRetainPartitionsWithMetrics: handleUnary(async (req) => {
         await this.checkEpoch('GetAndRetainPartitionsWithMetrics', req.epoch);
         this.checkSession('GetAndRetainPartitionsWithMetrics', req.session_id);
-        this.stopRetentionTimer(req.job_id);
-        return { partitions: this.store.listFinished(req.job_id) };
+        this.retention.stop(req.job_id);
+        const tasks = this.heldTasks(req.job_id, req.epoch);
+        if (req.adopt_tasks) this.adoptTasks(req.job_id, req.epoch);
+        return { partitions: this.store.listFinished(req.job_id), tasks };
       }),
       HeartbeatFromJobManager: handleUnary(async (req) => {
         await this.checkEpoch('HeartbeatFromJobManager', req.epoch);
@@ -139,7 +183,7 @@ export class TaskExecutor {
       DisconnectJob: handleUnary(async (req) => {
         await this.checkEpoch('DisconnectJob', req.epoch);
         this.checkSession('DisconnectJob', req.session_id);
-        this.stopRetentionTimer(req.job_id);
+        this.retention.stop(req.job_id);
         for (const t of this.tasks.values()) {
           if (t.tdd.execution?.job_id === req.job_id) t.controller.abort('job disconnected');
         }
@@ -149,6 +193,8 @@ export class TaskExecutor {
           this.logger.info({ jobId: req.job_id, partitions: n }, 'released the partitions of a finished job');
         }
         this.recoveryEnabled.delete(req.job_id);
+        this.held.forgetJob(req.job_id);
+        this.leaderless.stop(req.job_id);
         return {};
       }),
     };
@@ -156,78 +202,73 @@ export class TaskExecutor {
 
   private deploy(tdd: TaskDeploymentDescriptor__Output): void {
     const exec = tdd.execution;
-    if (!exec) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'deployment without an execution id');
+    if (!exec) throw new IllegalStateError('deployment without an execution id');
     const connected = this.jobLeader?.connectedEpoch();
     if (connected === undefined || connected < tdd.epoch) {
       // A new leader can deploy as soon as it accepted our registration, before its answer
       // reached us: our slots are not offered to it yet, which it retries (not a task failure).
-      throw new ReboundError(ErrorCode.SLOT_UNAVAILABLE, `${this.id} has not finished registering with the JobMaster of epoch ${tdd.epoch}`);
+      throw new SlotUnavailableError(
+        `${this.id} has not finished registering with the JobMaster of epoch ${tdd.epoch}`,
+      );
     }
     if (connected > tdd.epoch) {
-      throw new ReboundError(ErrorCode.STALE_EPOCH, `not registered with the JobMaster of epoch ${tdd.epoch} (registered with epoch ${connected})`);
+      throw new StaleEpochError(
+        tdd.epoch,
+        connected,
+        `not registered with the JobMaster of epoch ${tdd.epoch} (registered with epoch ${connected})`,
+      );
     }
     if (this.tasks.size >= this.slots) {
-      throw new ReboundError(ErrorCode.SLOT_UNAVAILABLE, `all ${this.slots} slots of ${this.id} are busy`);
+      throw new SlotUnavailableError(`all ${this.slots} slots of ${this.id} are busy`);
     }
     const key = attemptKeyOf(exec, tdd.epoch);
     if (this.tasks.has(key)) return;
     const jobConfig = Configuration.of(tdd.config);
     this.recoveryEnabled.set(exec.job_id, jobConfig.getBoolean('execution.batch.job-recovery.enabled'));
     this.readCapabilities.grant(exec.job_id, tdd.partition_read_capability);
-    const task: RunningTask = { tdd, controller: new AbortController(), epoch: tdd.epoch, canceledByJobMaster: false };
+    const keepRunning = keepsRunningTasks(jobConfig);
+    const task: RunningTask = {
+      tdd,
+      controller: new AbortController(),
+      epoch: tdd.epoch,
+      leaderEpoch: tdd.epoch,
+      keepRunning,
+      leaderlessSinceMs: undefined,
+      // Only an attempt a next leader may adopt needs its coordinator responses kept.
+      received: new AttemptReceipts(
+        keepRunning ? jobConfig.getInt('execution.batch.job-recovery.max-held-coordinator-responses') : 0,
+      ),
+      canceledByJobMaster: false,
+    };
     this.tasks.set(key, task);
-    this.logger.info({ event: 'task.deploy', ...this.taskLog(tdd) }, 'task deployed');
-    void this.execute(task, jobConfig, () => this.tasks.delete(key));
+    this.logger.info({ event: 'task.deploy', ...taskLogOf(tdd) }, 'task deployed');
+    void runTaskAttempt(this.attemptContext, task, jobConfig, () => this.tasks.delete(key));
   }
 
-  /** `freeSlot` runs before the final state is reported, so the JobMaster may reuse the slot at once. */
-  private async execute(task: RunningTask, jobConfig: Configuration, freeSlot: () => void): Promise<void> {
-    const { tdd } = task;
-    const exec = tdd.execution!;
-    const jl = this.jobLeader!;
-    try {
-      const operators = await this.modules.operators(tdd.module_digest, tdd.job_args, tdd.working_directory, () => jl.fetchArtifact(exec.job_id, task.epoch));
-      const metrics = await runTask({
-        tdd,
-        operators,
-        store: this.store,
-        clients: this.clients,
-        taskManagerId: this.id,
-        config: jobConfig,
-        signal: task.controller.signal,
-        requestSplit: (operatorId) => jl.requestSplit({ execution: exec, epoch: task.epoch, operator_id: operatorId }),
-        sendCoordinationRequest: async (operatorId, requestJson) =>
-          (await jl.sendCoordinationRequest({ execution: exec, epoch: task.epoch, operator_id: operatorId, request_json: requestJson })).response_json,
-      });
-      this.logger.info({ event: 'task.finish', ...this.taskLog(tdd), recordsIn: metrics.records_in, recordsOut: metrics.records_out }, 'task finished');
-      freeSlot();
-      await jl.reportTaskState({ execution: exec, state: 'FINISHED', task_manager_id: this.id, epoch: task.epoch, io_metrics: metrics });
-    } catch (err) {
-      freeSlot();
-      if (task.controller.signal.aborted) {
-        const reason = String(task.controller.signal.reason);
-        if (task.canceledByJobMaster) {
-          this.logger.info({ event: 'task.cancel', ...this.taskLog(tdd), reason }, 'task canceled');
-          await jl.reportTaskState({ execution: exec, state: 'CANCELED', task_manager_id: this.id, epoch: task.epoch });
-        } else {
-          this.logger.warn({ event: 'task.fail', ...this.taskLog(tdd), reason }, 'task failed');
-        }
-        return;
-      }
-      const pnf = err instanceof InputPartitionNotFoundError ? err : undefined;
-      const code = err instanceof ReboundError ? err.code : ErrorCode.USER_CODE;
-      const message = `${tdd.vertex_name} (${exec.subtask + 1}/${tdd.parallelism}) attempt ${exec.attempt}: ${errorMessage(err)}`;
-      this.logger.warn({ event: 'task.fail', ...this.taskLog(tdd), code, err: errorMessage(err) }, 'task failed');
-      await jl.reportTaskState({
-        execution: exec,
-        state: 'FAILED',
-        task_manager_id: this.id,
-        epoch: task.epoch,
-        error_code: code,
-        error_message: message,
-        missing_partition: pnf?.partition ?? null,
-      });
+  /** The job's tasks earlier leaders than `epoch` deployed, kept running or ended here. */
+  private heldTasks(jobId: string, epoch: number): HeldTask[] {
+    const out = this.held.reports(jobId).filter((t) => Number(t.deploy_epoch) < epoch);
+    for (const t of this.tasks.values()) {
+      if (t.keepRunning && t.epoch < epoch && t.tdd.execution!.job_id === jobId)
+        out.push(heldTaskOf(t.tdd, 'RUNNING', t.received));
     }
+    return out;
+  }
+
+  /**
+   * The leader of `epoch` takes the job's kept tasks: from now on they report to it and ask it for
+   * splits, and no older leader is obeyed. The leader cancels those it does not keep.
+   */
+  private adoptTasks(jobId: string, epoch: number): void {
+    this.leaderless.stop(jobId);
+    let n = 0;
+    for (const t of this.tasks.values()) {
+      if (!t.keepRunning || t.tdd.execution!.job_id !== jobId || t.leaderEpoch >= epoch) continue;
+      t.leaderEpoch = epoch;
+      t.leaderlessSinceMs = undefined;
+      n++;
+    }
+    if (n > 0) this.logger.info({ event: 'task.adopt', jobId, epoch, tasks: n }, 'a new leader adopted running tasks');
   }
 
   /**
@@ -237,52 +278,73 @@ export class TaskExecutor {
    * reuse them; the others are released now.
    */
   onJobMasterLost(epoch: number, reason: string): void {
-    for (const t of this.tasks.values()) {
-      if (t.epoch <= epoch) t.controller.abort(`JobMaster lost: ${reason}`);
-    }
     const timeoutMs = this.config.getDurationMs('taskmanager.registration.timeout');
+    for (const t of this.tasks.values()) {
+      if (t.leaderEpoch > epoch) continue;
+      if (t.keepRunning) this.keepWithoutLeader(t, timeoutMs);
+      else t.controller.abort(`JobMaster lost: ${reason}`);
+    }
     for (const jobId of this.store.jobsWithPartitions()) {
       if (this.recoveryEnabled.get(jobId)) {
         if (this.retention.has(jobId)) continue;
         this.logger.info({ jobId, timeoutMs }, 'retaining partitions of the job for a new leader');
-        const timer = setTimeout(() => {
-          this.retention.delete(jobId);
-          void this.store.releaseJob(jobId).then((n) =>
-            this.logger.warn({ jobId, partitions: n, timeoutMs }, 'no leader took the retained partitions in time; released them'),
-          );
-        }, timeoutMs);
-        this.retention.set(jobId, timer);
+        this.retention.start(jobId, timeoutMs, () => {
+          void this.store
+            .releaseJob(jobId)
+            .then((n) =>
+              this.logger.warn(
+                { jobId, partitions: n, timeoutMs },
+                'no leader took the retained partitions in time; released them',
+              ),
+            );
+        });
       } else {
-        void this.store.releaseJob(jobId).then((n) => this.logger.info({ jobId, partitions: n }, 'released the partitions of the lost JobMaster'));
+        void this.store
+          .releaseJob(jobId)
+          .then((n) => this.logger.info({ jobId, partitions: n }, 'released the partitions of the lost JobMaster'));
       }
     }
   }
 
-  private stopRetentionTimer(jobId: string): void {
-    const t = this.retention.get(jobId);
-    if (t) {
-      clearTimeout(t);
-      this.retention.delete(jobId);
+  /**
+   * A task of a keep-running job goes on without a leader: until one adopts it, or until
+   * `taskmanager.registration.timeout`, after which the job's kept tasks fail (nothing runs for
+   * ever without a leader; their partitions go with the retention timer, as today).
+   */
+  private keepWithoutLeader(t: RunningTask, timeoutMs: number): void {
+    t.leaderlessSinceMs ??= this.clock.now();
+    const jobId = t.tdd.execution!.job_id;
+    if (this.leaderless.has(jobId)) return;
+    this.logger.info({ jobId, timeoutMs }, 'keeping the running tasks of the job for a new leader');
+    this.leaderless.start(jobId, timeoutMs, () => {
+      for (const task of this.tasks.values()) {
+        if (task.tdd.execution!.job_id === jobId && task.leaderlessSinceMs !== undefined)
+          task.controller.abort(`no leader adopted the task within ${timeoutMs} ms`);
+      }
+      this.held.forgetJob(jobId);
+    });
+  }
+
+  /**
+   * Registered with the leader of `epoch`. Kept tasks that answer to this very leader cannot be
+   * adopted by it: it forgot this TaskManager (and failed them over) when it took the new
+   * registration, so they stop now instead of holding slots until the registration timeout.
+   */
+  onJobMasterConnected(epoch: number): void {
+    for (const t of this.tasks.values()) {
+      if (t.leaderlessSinceMs !== undefined && t.leaderEpoch >= epoch)
+        t.controller.abort('the JobMaster registered this TaskManager anew; its tasks are gone there');
     }
   }
 
   async close(): Promise<void> {
     for (const t of this.tasks.values()) t.controller.abort('TaskManager shutting down');
-    for (const timer of this.retention.values()) clearTimeout(timer);
     this.retention.clear();
+    this.leaderless.clear();
     this.clients.close();
   }
 
   now(): number {
     return this.clock.now();
   }
-}
-
-/**
- * A task is one attempt deployed by one leader. A leader that restarts a job from scratch numbers
- * attempts from 0 again, so without the epoch its deployment would be taken for a (still aborting)
- * task of the deposed leader and silently dropped.
- */
-function attemptKeyOf(e: { job_id: string; vertex_id: string; subtask: number; attempt: number }, epoch: number): string {
-  return `${epoch}/${e.job_id}/${attemptKey(e)}`;
 }

@@ -1,4 +1,14 @@
-import { ErrorCode, PartitionNotFoundError, ReboundError, errorMessage, partitionKey, sleep } from '@rebound/core';
+import {
+  ErrorCode,
+  PartitionNotFoundError,
+  ReboundError,
+  errorMessage,
+  partitionKey,
+  sleep,
+  UserCodeError,
+  JobInvalidError,
+  TaskCanceledError,
+} from '@rebound/core';
 import type {
   Configuration,
   IOMetrics,
@@ -11,8 +21,14 @@ import type { ProcessContext, SourceSplit, Transformation } from '@rebound/api';
 import { groupingKey } from '@rebound/api';
 import { createKeyedAggregator } from './keyed-reducer.js';
 import { composeChain, keySelectorOf, lookup, type Emit } from './operator-chain.js';
+import { DRAIN_BATCH_SIZE, EventLoopTurns } from './event-loop-turns.js';
 import { OutputEmitter } from './output-emitter.js';
-import { readLocalSubpartitions, readRemoteSubpartitions, type PartitionClientPool, type PartitionStore } from './partition/index.js';
+import {
+  readLocalSubpartitions,
+  readRemoteSubpartitions,
+  type PartitionClientPool,
+  type PartitionStore,
+} from './partition/index.js';
 import { SinkWriter } from './sink-writer.js';
 
 export interface TaskEnvironment {
@@ -38,31 +54,8 @@ export class InputPartitionNotFoundError extends PartitionNotFoundError {
   }
 }
 
-/**
- * User functions run on the TaskManager's only thread. Batches that are already buffered (a
- * remote stream hands over many chunks at once; a generator source yields without I/O) flow
- * through promise resolution alone, which never lets timers or I/O run: a long enough run of
- * CPU-heavy user code starves the heartbeats, and the JobMaster declares the TaskManager lost
- * and reruns its tasks. So a task gives the event loop a turn whenever it has worked this long
- * without one (well below any heartbeat interval; a turn costs microseconds).
- */
-const MAX_BUSY_MS = 50;
-
-/** Reduce results pushed on between two backpressure checks. */
-const DRAIN_BATCH_SIZE = 1024;
-
-class EventLoopTurns {
-  private last = performance.now();
-
-  async maybeYield(): Promise<void> {
-    if (performance.now() - this.last < MAX_BUSY_MS) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    this.last = performance.now();
-  }
-}
-
 function checkCanceled(signal: AbortSignal): void {
-  if (signal.aborted) throw new ReboundError(ErrorCode.TASK_CANCELED, String(signal.reason ?? 'task canceled'));
+  if (signal.aborted) throw new TaskCanceledError(String(signal.reason ?? 'task canceled'));
 }
 
 /**
@@ -72,7 +65,7 @@ function checkCanceled(signal: AbortSignal): void {
  */
 function unlessCanceled<T>(call: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(new ReboundError(ErrorCode.TASK_CANCELED, String(signal.reason ?? 'task canceled')));
+    const onAbort = (): void => reject(new TaskCanceledError(String(signal.reason ?? 'task canceled')));
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     call.then(
@@ -89,7 +82,10 @@ function unlessCanceled<T>(call: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /** Streams one input gate: every producer partition's subpartition range, in order. */
-async function* readInput(env: TaskEnvironment, gate: InputGateDeploymentDescriptor__Output): AsyncGenerator<unknown[]> {
+async function* readInput(
+  env: TaskEnvironment,
+  gate: InputGateDeploymentDescriptor__Output,
+): AsyncGenerator<unknown[]> {
   const timeoutMs = env.config.getDurationMs('rpc.partition-request.timeout');
   for (const p of gate.partitions) {
     const id = p.partition_id!;
@@ -98,11 +94,17 @@ async function* readInput(env: TaskEnvironment, gate: InputGateDeploymentDescrip
     try {
       const batches = local
         ? readLocalSubpartitions(env.store, id, gate.subpartition_start, gate.subpartition_end, { signal: env.signal })
-        : readRemoteSubpartitions(env.clients.get(p.location.address), id, gate.subpartition_start, gate.subpartition_end, {
-            timeoutMs,
-            signal: env.signal,
-            readCapability: env.tdd.partition_read_capability,
-          });
+        : readRemoteSubpartitions(
+            env.clients.get(p.location.address),
+            id,
+            gate.subpartition_start,
+            gate.subpartition_end,
+            {
+              timeoutMs,
+              signal: env.signal,
+              readCapability: env.tdd.partition_read_capability,
+            },
+          );
       for await (const batch of batches) yield batch;
     } catch (err) {
       checkCanceled(env.signal);
@@ -124,28 +126,43 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
   const { tdd, operators, signal } = env;
   const exec = tdd.execution!;
   const headId = tdd.operator_ids[0];
-  if (!headId) throw new ReboundError(ErrorCode.JOB_INVALID, 'a task without operators');
+  if (!headId) throw new JobInvalidError('a task without operators');
   const head = operators.get(headId);
-  if (!head) throw new ReboundError(ErrorCode.JOB_INVALID, `operator ${headId} is missing from the job module`);
+  if (!head) throw new JobInvalidError(`operator ${headId} is missing from the job module`);
 
   let sink: SinkWriter | undefined;
   let output: OutputEmitter | undefined;
+  const turns = new EventLoopTurns();
   let end: Emit;
   // The deploying leader's epoch makes the id unique even where attempt numbers repeat across
   // leaders (a restart from scratch, or a lost log tail, numbers attempts again).
-  const partitionId = { job_id: exec.job_id, vertex_id: exec.vertex_id, subtask: exec.subtask, attempt: exec.attempt, epoch: tdd.epoch };
-  const partitionWriter = tdd.output ? await env.store.createWriter(partitionId, tdd.output.num_subpartitions) : undefined;
+  const partitionId = {
+    job_id: exec.job_id,
+    vertex_id: exec.vertex_id,
+    subtask: exec.subtask,
+    attempt: exec.attempt,
+    epoch: tdd.epoch,
+  };
+  const partitionWriter = tdd.output
+    ? await env.store.createWriter(partitionId, tdd.output.num_subpartitions)
+    : undefined;
   try {
     if (tdd.sink) {
       const op = lookup(operators, tdd.sink.operator_id, 'sink');
-      sink = new SinkWriter(tdd.sink_temp_file, op.format);
+      sink = new SinkWriter(tdd.sink_temp_file, op.format, op.header);
       await sink.open();
       end = sink.emit;
     } else if (partitionWriter && tdd.output) {
-      output = new OutputEmitter(partitionWriter, tdd.output, operators, env.config.getInt('taskmanager.network.combiner.max-keys'));
+      output = new OutputEmitter(
+        partitionWriter,
+        tdd.output,
+        operators,
+        env.config.getInt('taskmanager.network.combiner.max-keys'),
+        turns,
+      );
       end = output.emit;
     } else {
-      throw new ReboundError(ErrorCode.JOB_INVALID, `vertex ${exec.vertex_id} has neither a sink nor an output`);
+      throw new JobInvalidError(`vertex ${exec.vertex_id} has neither a sink nor an output`);
     }
     const contextOf = (operatorId: string): ProcessContext<unknown, unknown> => ({
       subtask: exec.subtask,
@@ -153,13 +170,13 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
       attempt: exec.attempt,
       async sendRequestToCoordinator(request: unknown): Promise<unknown> {
         const json = JSON.stringify(request ?? null);
-        if (json === undefined) throw new ReboundError(ErrorCode.USER_CODE, `operator ${operatorId}: a coordination request must be JSON-encodable`);
+        if (json === undefined)
+          throw new UserCodeError(`operator ${operatorId}: a coordination request must be JSON-encodable`);
         return JSON.parse(await unlessCanceled(env.sendCoordinationRequest(operatorId, json), signal)) as unknown;
       },
     });
     const chain = composeChain(operators, tdd.operator_ids.slice(1), end, contextOf);
     await chain.open();
-    const turns = new EventLoopTurns();
     const afterBatch = async (): Promise<void> => {
       checkCanceled(signal);
       await chain.flush();
@@ -171,7 +188,11 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
 
     switch (head.kind) {
       case 'source': {
-        const reader = head.source.createReader({ subtask: exec.subtask, parallelism: tdd.parallelism, attempt: exec.attempt });
+        const reader = head.source.createReader({
+          subtask: exec.subtask,
+          parallelism: tdd.parallelism,
+          attempt: exec.attempt,
+        });
         try {
           for (;;) {
             checkCanceled(signal);
@@ -211,6 +232,9 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
       case 'join': {
         const leftKey = keySelectorOf(operators, head.left);
         const rightKey = keySelectorOf(operators, head.right);
+        const type = head.joinType ?? 'inner';
+        const keepLeft = type === 'leftOuter' || type === 'fullOuter';
+        const keepRight = type === 'rightOuter' || type === 'fullOuter';
         const built = new Map<unknown, unknown[]>();
         for await (const batch of readInput(env, tdd.inputs[1]!)) {
           for (const r of batch) {
@@ -224,18 +248,49 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
           await turns.maybeYield();
         }
         const fn = head.fn;
+        const matched = keepRight ? new Set<unknown>() : undefined;
         for await (const batch of readInput(env, tdd.inputs[0]!)) {
           for (const l of batch) {
-            const matches = built.get(groupingKey(leftKey(l)));
-            if (matches) for (const r of matches) chain.push(fn(l, r));
+            const k = groupingKey(leftKey(l));
+            const matches = built.get(k);
+            if (matches) {
+              matched?.add(k);
+              for (const r of matches) chain.push(fn(l, r));
+            } else if (keepLeft) {
+              chain.push(fn(l, null));
+            }
           }
           recordsIn += batch.length;
           await afterBatch();
         }
+        if (matched) {
+          // Unmatched right rows in build order: the same records, in the same order, on a rerun.
+          let n = 0;
+          for (const [k, rights] of built) {
+            if (matched.has(k)) continue;
+            for (const r of rights) chain.push(fn(null, r));
+            n += rights.length;
+            if (n >= DRAIN_BATCH_SIZE) {
+              n = 0;
+              await afterBatch();
+            }
+          }
+          await afterBatch();
+        }
+        break;
+      }
+      case 'union': {
+        for (const gate of tdd.inputs) {
+          for await (const batch of readInput(env, gate)) {
+            for (const r of batch) chain.push(r);
+            recordsIn += batch.length;
+            await afterBatch();
+          }
+        }
         break;
       }
       default:
-        throw new ReboundError(ErrorCode.JOB_INVALID, `operator ${head.id} (${head.kind}) cannot head a task`);
+        throw new JobInvalidError(`operator ${head.id} (${head.kind}) cannot head a task`);
     }
 
     checkCanceled(signal);

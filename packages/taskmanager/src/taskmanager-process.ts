@@ -1,6 +1,16 @@
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { ClusterSecurity, HealthServices, HealthStatusManager, bindServer, loadHealthProto, loadProto, newSessionSecret, shutdownServer, systemClock } from '@rebound/core';
+import {
+  ClusterSecurity,
+  HealthServices,
+  HealthStatusManager,
+  bindServer,
+  loadHealthProto,
+  loadProto,
+  newSessionSecret,
+  shutdownServer,
+  systemClock,
+} from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
 import { EpochFence, createHaServices, type HighAvailabilityServices } from '@rebound/ha';
 import { JobLeaderService } from './job-leader-service.js';
@@ -44,17 +54,37 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   // One session per process: a restarted TaskManager is a new party (its partitions are gone too).
   const session = newSessionSecret();
   const readCapabilities = new ReadCapabilities(logger);
-  const executor = new TaskExecutor(opts.id, opts.slots, store, new ModuleCache(join(opts.dataDir, 'modules')), opts.config, logger, clock, fence, session, readCapabilities);
+  const executor = new TaskExecutor(
+    opts.id,
+    opts.slots,
+    store,
+    new ModuleCache(join(opts.dataDir, 'modules')),
+    opts.config,
+    logger,
+    clock,
+    fence,
+    session,
+    readCapabilities,
+  );
 
   // "" is the process; the TaskExecutorGateway name reads SERVING only while a leader has it registered.
-  const health = new HealthStatusManager({ [HealthServices.server]: 'NOT_SERVING', [HealthServices.taskExecutor]: 'NOT_SERVING' });
+  const health = new HealthStatusManager(
+    {
+      [HealthServices.server]: 'NOT_SERVING',
+      [HealthServices.taskExecutor]: 'NOT_SERVING',
+    },
+    { maxWatchStreams: opts.config.getInt('rpc.health.watch.max-streams') },
+  );
   const proto = loadProto();
   const security = ClusterSecurity.of(opts.config);
   const server = new grpc.Server(security.serverOptions({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 }));
   server.addService(proto.TaskExecutorGateway.service, executor.handlers());
-  server.addService(proto.PartitionService.service, createPartitionServiceHandlers(store, opts.logger, {
-    checkReadCapability: (jobId, capability, partition) => readCapabilities.check(jobId, capability, partition),
-  }));
+  server.addService(
+    proto.PartitionService.service,
+    createPartitionServiceHandlers(store, opts.logger, {
+      checkReadCapability: (jobId, capability, partition) => readCapabilities.check(jobId, capability, partition),
+    }),
+  );
   server.addService(loadHealthProto().Health.service, health.handlers());
   const host = opts.config.getString('taskmanager.bind-host');
   const port = await bindServer(server, host, opts.config.getInt('taskmanager.port'), security.serverCredentials());
@@ -62,8 +92,9 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
 
   const jobLeader = new JobLeaderService(
     {
-      haDir: opts.haDir,
-      retrieval: ha.createLeaderRetrievalService(opts.logger.child({ component: 'JobLeaderService', taskManagerId: opts.id })),
+      retrieval: ha.createLeaderRetrievalService(
+        opts.logger.child({ component: 'JobLeaderService', taskManagerId: opts.id }),
+      ),
       taskManagerId: opts.id,
       sessionId: session,
       address,
@@ -76,7 +107,10 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
     },
     {
       onLeaderElected: (epoch) => executor.onLeaderElected(epoch),
-      onJobMasterConnected: () => health.setStatus(HealthServices.taskExecutor, 'SERVING'),
+      onJobMasterConnected: (epoch) => {
+        health.setStatus(HealthServices.taskExecutor, 'SERVING');
+        executor.onJobMasterConnected(epoch);
+      },
       onJobMasterLost: (epoch, reason) => {
         health.setStatus(HealthServices.taskExecutor, 'NOT_SERVING');
         executor.onJobMasterLost(epoch, reason);
@@ -105,10 +139,19 @@ export async function startTaskManagerProcess(opts: TaskManagerProcessOptions): 
   }
   const metricsServer = metrics;
   const endpoints = ha.endpoints();
-  await endpoints.publish({ id: opts.id, role: 'taskmanager', address, metricsUrl: metricsServer.url, startedAtMs: clock.now() });
+  await endpoints.publish({
+    id: opts.id,
+    role: 'taskmanager',
+    address,
+    metricsUrl: metricsServer.url,
+    startedAtMs: clock.now(),
+  });
   jobLeader.start();
   health.setStatus(HealthServices.server, 'SERVING');
-  logger.info({ address, slots: opts.slots, dataDir: opts.dataDir, metricsUrl: metricsServer.url }, 'TaskManager started');
+  logger.info(
+    { address, slots: opts.slots, dataDir: opts.dataDir, metricsUrl: metricsServer.url },
+    'TaskManager started',
+  );
 
   return {
     id: opts.id,

@@ -1,12 +1,14 @@
 import * as grpc from '@grpc/grpc-js';
 import {
   CHANNEL_OPTIONS,
-  ErrorCode,
   fromServiceError,
   loadProto,
   ReboundError,
   type PartitionChunk__Output,
   type PartitionServiceClient,
+  IllegalStateError,
+  UnavailableError,
+  TaskCanceledError,
 } from '@rebound/core';
 import { decodeRecords } from './codec.js';
 import { keyOf, normalizePartitionId, type PartitionIdLike } from './format.js';
@@ -26,7 +28,7 @@ export interface ReadSubpartitionsOptions {
 }
 
 function cancelled(key: string): ReboundError {
-  return new ReboundError(ErrorCode.TASK_CANCELED, `reading partition ${key} was cancelled`);
+  return new TaskCanceledError(`reading partition ${key} was cancelled`);
 }
 
 /**
@@ -68,11 +70,11 @@ export async function* readRemoteSubpartitions(
             // The pending next() rejects with CANCELLED once the call is cancelled: swallow it.
             next.catch(() => {});
             call.cancel();
-            reject(new ReboundError(ErrorCode.UNAVAILABLE, `no data from the producer of partition ${key} for ${timeoutMs} ms`));
+            reject(new UnavailableError(`no data from the producer of partition ${key} for ${timeoutMs} ms`));
           }, timeoutMs);
         }),
       ]).finally(() => clearTimeout(timer));
-      if (timedOut) throw new ReboundError(ErrorCode.UNAVAILABLE, `no data from the producer of partition ${key} for ${timeoutMs} ms`);
+      if (timedOut) throw new UnavailableError(`no data from the producer of partition ${key} for ${timeoutMs} ms`);
       if (result.done) {
         finished = true;
         return;
@@ -122,7 +124,7 @@ export class PartitionClientPool {
   constructor(private readonly options: PartitionClientPoolOptions = {}) {}
 
   get(address: string): PartitionServiceClient {
-    if (this.closed) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'the partition client pool is closed');
+    if (this.closed) throw new IllegalStateError('the partition client pool is closed');
     let client = this.clients.get(address);
     if (!client) {
       const Ctor = loadProto().PartitionService;

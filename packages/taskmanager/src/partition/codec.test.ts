@@ -51,4 +51,3 @@ describe('record codec', () => {
     expect(() => decodeRecords(Buffer.from('{"a":'))).toThrow(RecordCodecError);
   });
 });
-

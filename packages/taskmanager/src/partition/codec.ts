@@ -1,4 +1,4 @@
-import { ErrorCode, ReboundError } from '@rebound/core';
+import { ErrorCode, ReboundError, UserCodeError } from '@rebound/core';
 
 /**
  * Record encoding of partition blocks: the JSON text of each record, separated by ','. A block
@@ -24,8 +24,7 @@ export function encodeRecord(record: unknown): string {
   try {
     text = JSON.stringify(record);
   } catch (err) {
-    throw new ReboundError(
-      ErrorCode.USER_CODE,
+    throw new UserCodeError(
       `record cannot be encoded as JSON (${err instanceof Error ? err.message : String(err)}); records must be JSON values`,
       { cause: err },
     );
@@ -41,7 +40,7 @@ export function encodeRecords(records: readonly unknown[]): Buffer {
     // One stringify of the array is the fastest encoder; the brackets are not part of a payload.
     text = JSON.stringify(records);
   } catch (err) {
-    throw new ReboundError(ErrorCode.USER_CODE, `records cannot be encoded as JSON: ${err instanceof Error ? err.message : String(err)}`, {
+    throw new UserCodeError(`records cannot be encoded as JSON: ${err instanceof Error ? err.message : String(err)}`, {
       cause: err,
     });
   }
@@ -55,6 +54,8 @@ export function decodeRecords(payload: Uint8Array): unknown[] {
   try {
     return JSON.parse(`[${buf.toString('utf8')}]`) as unknown[];
   } catch (err) {
-    throw new RecordCodecError(`block payload of ${buf.length} bytes is not valid record data: ${String(err)}`, { cause: err });
+    throw new RecordCodecError(`block payload of ${buf.length} bytes is not valid record data: ${String(err)}`, {
+      cause: err,
+    });
   }
 }

@@ -29,7 +29,13 @@ export interface NormalizedPartitionId {
 }
 
 export function normalizePartitionId(id: PartitionIdLike): NormalizedPartitionId {
-  return { job_id: id.job_id ?? '', vertex_id: id.vertex_id ?? '', subtask: id.subtask ?? 0, attempt: id.attempt ?? 0, epoch: Number(id.epoch ?? 0) };
+  return {
+    job_id: id.job_id ?? '',
+    vertex_id: id.vertex_id ?? '',
+    subtask: id.subtask ?? 0,
+    attempt: id.attempt ?? 0,
+    epoch: Number(id.epoch ?? 0),
+  };
 }
 
 export function keyOf(id: PartitionIdLike): string {
@@ -41,7 +47,9 @@ const SAFE_SEGMENT = /^[A-Za-z0-9_.][A-Za-z0-9_.-]*$/;
 
 function safeSegment(what: string, value: string): string {
   if (!SAFE_SEGMENT.test(value) || value === '.' || value === '..') {
-    throw new IllegalStateError(`${what} '${value}' cannot name a partition directory (allowed: letters, digits, '_', '.', '-')`);
+    throw new IllegalStateError(
+      `${what} '${value}' cannot name a partition directory (allowed: letters, digits, '_', '.', '-')`,
+    );
   }
   return value;
 }
@@ -59,7 +67,10 @@ export function partitionDir(dataDir: string, id: PartitionIdLike): string {
   if ([n.subtask, n.attempt, n.epoch].some((v) => !Number.isInteger(v) || v < 0)) {
     throw new IllegalStateError(`partition ${keyOf(n)} has a negative or fractional subtask/attempt/epoch`);
   }
-  return join(jobPartitionsDir(dataDir, n.job_id), `${safeSegment('vertex id', n.vertex_id)}-${n.subtask}-${n.attempt}-e${n.epoch}`);
+  return join(
+    jobPartitionsDir(dataDir, n.job_id),
+    `${safeSegment('vertex id', n.vertex_id)}-${n.subtask}-${n.attempt}-e${n.epoch}`,
+  );
 }
 
 /** Contents of the `index` file. */

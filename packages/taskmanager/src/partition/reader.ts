@@ -35,7 +35,10 @@ async function readFully(fh: FileHandle, p: FinishedPartition, loc: Location): P
   while (done < loc.length) {
     const { bytesRead } = await fh.read(buf, done, loc.length - done, loc.offset + done);
     if (bytesRead === 0) {
-      throw new PartitionCorruptError(p.key, `data file ends inside the block at offset ${loc.offset} (read ${done} of ${loc.length} bytes)`);
+      throw new PartitionCorruptError(
+        p.key,
+        `data file ends inside the block at offset ${loc.offset} (read ${done} of ${loc.length} bytes)`,
+      );
     }
     done += bytesRead;
   }
@@ -58,7 +61,8 @@ export async function* readSubpartitionBlocks(
   try {
     fh = await open(join(p.dir, DATA_FILE), 'r');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new PartitionNotFoundError(p.key, 'its data file is gone');
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw new PartitionNotFoundError(p.key, 'its data file is gone');
     throw err;
   }
   const it = locations(p, start, end);

@@ -3,7 +3,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bindServer, ErrorCode, loadProto, ReboundError, shutdownServer, silentLogger, type ResultPartitionId } from '@rebound/core';
+import {
+  bindServer,
+  ErrorCode,
+  loadProto,
+  ReboundError,
+  shutdownServer,
+  silentLogger,
+  type ResultPartitionId,
+} from '@rebound/core';
 import { PartitionClientPool, readLocalSubpartitions, readRemoteSubpartitions } from './client.js';
 import { createPartitionServiceHandlers, newPartitionServerMetrics } from './service.js';
 import { PartitionStore } from './store.js';
@@ -46,7 +54,10 @@ beforeAll(async () => {
   }
   await writer.finish();
   server = new grpc.Server();
-  server.addService(loadProto().PartitionService.service, createPartitionServiceHandlers(store, silentLogger(), { metrics }));
+  server.addService(
+    loadProto().PartitionService.service,
+    createPartitionServiceHandlers(store, silentLogger(), { metrics }),
+  );
   const port = await bindServer(server, '127.0.0.1', 0);
   address = `127.0.0.1:${port}`;
   pool = new PartitionClientPool();
@@ -71,15 +82,21 @@ describe('PartitionService', () => {
     expect(total).toBeGreaterThan(3 * 1024 * 1024);
     const client = pool.get(address);
     expect(pool.get(address)).toBe(client);
-    expect(await collectRecords(readRemoteSubpartitions(client, big, 0, N - 1, { timeoutMs: 5_000 }))).toEqual(expected.flat());
-    expect(await collectRecords(readRemoteSubpartitions(client, big, 2, 4, { timeoutMs: 5_000 }))).toEqual(expected.slice(2, 5).flat());
+    expect(await collectRecords(readRemoteSubpartitions(client, big, 0, N - 1, { timeoutMs: 5_000 }))).toEqual(
+      expected.flat(),
+    );
+    expect(await collectRecords(readRemoteSubpartitions(client, big, 2, 4, { timeoutMs: 5_000 }))).toEqual(
+      expected.slice(2, 5).flat(),
+    );
     // The local fast path yields the same records.
     expect(await collectRecords(readLocalSubpartitions(store, big, 2, 4))).toEqual(expected.slice(2, 5).flat());
   });
 
   it('answers a missing partition with PARTITION_NOT_FOUND', async () => {
     const missing = { ...big, attempt: 7 };
-    const err = await collectRecords(readRemoteSubpartitions(pool.get(address), missing, 0, 0, { timeoutMs: 5_000 })).catch((e: unknown) => e);
+    const err = await collectRecords(
+      readRemoteSubpartitions(pool.get(address), missing, 0, 0, { timeoutMs: 5_000 }),
+    ).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ReboundError);
     expect((err as ReboundError).code).toBe(ErrorCode.PARTITION_NOT_FOUND);
     expect((err as ReboundError).message).toMatch(/src#0\.7@5 not found/);
@@ -91,9 +108,9 @@ describe('PartitionService', () => {
     await shutdownServer(other, 100);
     const local = new PartitionClientPool();
     try {
-      const err = await collectRecords(readRemoteSubpartitions(local.get(`127.0.0.1:${port}`), big, 0, 0, { timeoutMs: 5_000 })).catch(
-        (e: unknown) => e,
-      );
+      const err = await collectRecords(
+        readRemoteSubpartitions(local.get(`127.0.0.1:${port}`), big, 0, 0, { timeoutMs: 5_000 }),
+      ).catch((e: unknown) => e);
       expect((err as ReboundError).code).toBe(ErrorCode.UNAVAILABLE);
     } finally {
       local.close();
@@ -110,14 +127,16 @@ describe('PartitionService', () => {
     const local = new PartitionClientPool();
     try {
       const client = local.get(`127.0.0.1:${port}`);
-      const err = await collectRecords(readRemoteSubpartitions(client, big, 0, 0, { timeoutMs: 200 })).catch((e: unknown) => e);
+      const err = await collectRecords(readRemoteSubpartitions(client, big, 0, 0, { timeoutMs: 200 })).catch(
+        (e: unknown) => e,
+      );
       expect((err as ReboundError).code).toBe(ErrorCode.UNAVAILABLE);
       expect((err as ReboundError).message).toMatch(/no data from the producer/);
 
       const ac = new AbortController();
-      const reading = collectRecords(readRemoteSubpartitions(client, big, 0, 0, { timeoutMs: 10_000, signal: ac.signal })).catch(
-        (e: unknown) => e,
-      );
+      const reading = collectRecords(
+        readRemoteSubpartitions(client, big, 0, 0, { timeoutMs: 10_000, signal: ac.signal }),
+      ).catch((e: unknown) => e);
       await waitFor(() => calls.length === 2, 'the second call to arrive');
       ac.abort();
       expect(((await reading) as ReboundError).code).toBe(ErrorCode.TASK_CANCELED);
@@ -131,7 +150,9 @@ describe('PartitionService', () => {
     const p = store.get(big)!;
     const totalBlocks = p.blocks.reduce((n, b) => n + b.offsets.length, 0);
     const readsBefore = store.metrics.blocksRead;
-    const iterator = readRemoteSubpartitions(pool.get(address), big, 0, N - 1, { timeoutMs: 5_000 })[Symbol.asyncIterator]();
+    const iterator = readRemoteSubpartitions(pool.get(address), big, 0, N - 1, { timeoutMs: 5_000 })[
+      Symbol.asyncIterator
+    ]();
     const first = await iterator.next();
     expect(first.done).toBe(false);
     // The consumer now stops taking data: the server must end up waiting for it.
@@ -153,7 +174,9 @@ describe('PartitionService', () => {
     const readsBefore = store.metrics.blocksRead;
     const p = store.get(big)!;
     const totalBlocks = p.blocks.reduce((n, b) => n + b.offsets.length, 0);
-    const iterator = readRemoteSubpartitions(pool.get(address), big, 0, N - 1, { timeoutMs: 5_000 })[Symbol.asyncIterator]();
+    const iterator = readRemoteSubpartitions(pool.get(address), big, 0, N - 1, { timeoutMs: 5_000 })[
+      Symbol.asyncIterator
+    ]();
     // Not a loop that may run zero times: the first batch must arrive, and hold records.
     const first = await iterator.next();
     expect(first.done).toBe(false);

@@ -76,7 +76,9 @@ export function createPartitionServiceHandlers(
     let blocks = 0;
     try {
       options.checkReadCapability?.(id.job_id, req.read_capability, key);
-      const reader = store.openSubpartitionReader(id, req.subpartition_start, req.subpartition_end, { signal: ac.signal });
+      const reader = store.openSubpartitionReader(id, req.subpartition_start, req.subpartition_end, {
+        signal: ac.signal,
+      });
       for await (const payload of reader) {
         if (ac.signal.aborted) break;
         blocks++;

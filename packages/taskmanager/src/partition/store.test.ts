@@ -2,7 +2,14 @@ import { mkdtemp, mkdir, open, readFile, readdir, rm, stat, writeFile } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ErrorCode, PartitionNotFoundError, ReboundError, packSubpartitionBytes, unpackSubpartitionBytes, type ResultPartitionId } from '@rebound/core';
+import {
+  ErrorCode,
+  PartitionNotFoundError,
+  ReboundError,
+  packSubpartitionBytes,
+  unpackSubpartitionBytes,
+  type ResultPartitionId,
+} from '@rebound/core';
 import { decodeRecords, encodeRecord } from './codec.js';
 import { BLOCK_HEADER_BYTES, PartitionCorruptError, partitionDir, type PartitionIndexFile } from './format.js';
 import { PartitionStore } from './store.js';
@@ -20,7 +27,12 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
   return out;
 }
 
-async function readRecords(store: PartitionStore, id: ResultPartitionId, start: number, end: number): Promise<unknown[]> {
+async function readRecords(
+  store: PartitionStore,
+  id: ResultPartitionId,
+  start: number,
+  end: number,
+): Promise<unknown[]> {
   const blocks = await collect(store.openSubpartitionReader(id, start, end));
   return blocks.flatMap((b) => decodeRecords(b));
 }
@@ -60,12 +72,16 @@ describe('PartitionStore', () => {
     for (let s = 0; s < n; s++) expect(await readRecords(store, id, s, s)).toEqual(expected[s]);
     expect(await readRecords(store, id, 0, n - 1)).toEqual(expected.flat());
     expect(await readRecords(store, id, 5, 11)).toEqual(expected.slice(5, 12).flat());
-    expect(await collect(readLocalSubpartitions(store, id, 5, 11)).then((b) => b.flat())).toEqual(expected.slice(5, 12).flat());
+    expect(await collect(readLocalSubpartitions(store, id, 5, 11)).then((b) => b.flat())).toEqual(
+      expected.slice(5, 12).flat(),
+    );
 
     const [listed] = store.listFinished(JOB);
     expect(listed!.partition_id).toEqual(id);
     expect(listed!.num_subpartitions).toBe(n);
-    const bytes = expected.map((recs) => recs.reduce<number>((sum, r, i) => sum + Buffer.byteLength(encodeRecord(r)) + (i > 0 ? 1 : 0), 0));
+    const bytes = expected.map((recs) =>
+      recs.reduce<number>((sum, r, i) => sum + Buffer.byteLength(encodeRecord(r)) + (i > 0 ? 1 : 0), 0),
+    );
     // Payload bytes per subpartition: records plus separators inside each block.
     const perSubpartition = unpackSubpartitionBytes(listed!.packed_subpartition_bytes);
     for (let s = 0; s < n; s++) {
@@ -114,7 +130,8 @@ describe('PartitionStore', () => {
       writer.emit(sub, record);
       expected[sub]!.push(record);
       // Checked after every record; expect() per record would dominate the test's time.
-      if (writer.bufferedBytes > n * blockSize + maxRecord) throw new Error(`${writer.bufferedBytes} bytes buffered after record ${i}`);
+      if (writer.bufferedBytes > n * blockSize + maxRecord)
+        throw new Error(`${writer.bufferedBytes} bytes buffered after record ${i}`);
       maxBuffered = Math.max(maxBuffered, writer.bufferedBytes);
       if (i % 100 === 0) {
         await writer.flushIfNeeded();
@@ -203,7 +220,12 @@ describe('PartitionStore', () => {
     expect(() => running.emit(0, 'late')).toThrow(/released or aborted/);
     await expect(running.finish()).rejects.toThrow(ReboundError);
     expect(store.listFinished()).toEqual([
-      { partition_id: pid('a', 0, 0, other), num_subpartitions: 2, total_bytes: 1, packed_subpartition_bytes: packSubpartitionBytes([1, 0]) },
+      {
+        partition_id: pid('a', 0, 0, other),
+        num_subpartitions: 2,
+        total_bytes: 1,
+        packed_subpartition_bytes: packSubpartitionBytes([1, 0]),
+      },
     ]);
     await expect(stat(join(dataDir, 'partitions', JOB))).rejects.toThrow(/ENOENT/);
     expect(await readdir(join(dataDir, 'partitions', other))).toEqual(['a-0-0-e2']);

@@ -84,7 +84,9 @@ export class PartitionStore {
     this.logger = (options.logger ?? silentLogger()).child({ component: 'PartitionStore' });
     this.clock = options.clock ?? Date.now;
     if (!Number.isInteger(this.blockSize) || this.blockSize < 64) {
-      throw new IllegalStateError(`partition block size must be an integer of at least 64 bytes, got ${this.blockSize}`);
+      throw new IllegalStateError(
+        `partition block size must be an integer of at least 64 bytes, got ${this.blockSize}`,
+      );
     }
     if (!Number.isInteger(this.maxQueuedBlocks) || this.maxQueuedBlocks < 1) {
       throw new IllegalStateError(`maxQueuedBlocks must be a positive integer, got ${this.maxQueuedBlocks}`);
@@ -238,12 +240,23 @@ export class PartitionStore {
    * blocks of `start`, then of `start + 1`, and so on. Throws PartitionNotFoundError at once if
    * the partition is not here (never finished, released, or corrupt).
    */
-  openSubpartitionReader(id: PartitionIdLike, start: number, end: number, options?: SubpartitionReadOptions): AsyncGenerator<Buffer, void, undefined> {
+  openSubpartitionReader(
+    id: PartitionIdLike,
+    start: number,
+    end: number,
+    options?: SubpartitionReadOptions,
+  ): AsyncGenerator<Buffer, void, undefined> {
     const key = keyOf(id);
     const p = this.finished.get(key);
-    if (!p) throw new PartitionNotFoundError(key, this.writers.has(key) ? 'it is still being written' : 'not on this TaskManager');
+    if (!p)
+      throw new PartitionNotFoundError(
+        key,
+        this.writers.has(key) ? 'it is still being written' : 'not on this TaskManager',
+      );
     if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end < start || end >= p.numSubpartitions) {
-      throw new IllegalStateError(`subpartition range [${start}, ${end}] is not within the ${p.numSubpartitions} subpartitions of ${key}`);
+      throw new IllegalStateError(
+        `subpartition range [${start}, ${end}] is not within the ${p.numSubpartitions} subpartitions of ${key}`,
+      );
     }
     return readSubpartitionBlocks(
       p,

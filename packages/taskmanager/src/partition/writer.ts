@@ -1,6 +1,6 @@
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IllegalStateError, ReboundError, ErrorCode, writeFileAtomic, errorMessage } from '@rebound/core';
+import { IllegalStateError, ReboundError, writeFileAtomic, errorMessage, InternalError } from '@rebound/core';
 import { encodeRecord, RECORD_SEPARATOR } from './codec.js';
 import {
   BLOCK_HEADER_BYTES,
@@ -116,7 +116,9 @@ export class ResultPartitionWriter {
     if (this.state !== 'open') throw this.notOpen();
     if (this.failure !== undefined) throw this.writeFailure();
     if (!(subpartition >= 0 && subpartition < this.numSubpartitions) || !Number.isInteger(subpartition)) {
-      throw new IllegalStateError(`subpartition ${subpartition} out of range [0, ${this.numSubpartitions}) of partition ${this.key}`);
+      throw new IllegalStateError(
+        `subpartition ${subpartition} out of range [0, ${this.numSubpartitions}) of partition ${this.key}`,
+      );
     }
     const text = encodeRecord(record);
     const blockSize = this.options.blockSize;
@@ -190,7 +192,9 @@ export class ResultPartitionWriter {
         partitionId: this.id,
         numSubpartitions: this.numSubpartitions,
         dataBytes: this.fileOffset,
-        blocks: this.blockOffsets.map((offs, s) => offs.map((o, i): [number, number] => [o, this.blockLengths[s]![i]!])),
+        blocks: this.blockOffsets.map((offs, s) =>
+          offs.map((o, i): [number, number] => [o, this.blockLengths[s]![i]!]),
+        ),
         subpartitionBytes: this.subBytes,
         subpartitionRecords: this.subRecords,
         finishedAtMs,
@@ -296,11 +300,13 @@ export class ResultPartitionWriter {
   }
 
   private notOpen(): ReboundError {
-    return new IllegalStateError(`partition ${this.key} is ${this.state === 'aborted' ? 'released or aborted' : this.state}; it takes no more records`);
+    return new IllegalStateError(
+      `partition ${this.key} is ${this.state === 'aborted' ? 'released or aborted' : this.state}; it takes no more records`,
+    );
   }
 
   private writeFailure(): ReboundError {
-    return new ReboundError(ErrorCode.INTERNAL, `writing partition ${this.key} failed: ${errorMessage(this.failure)}`, {
+    return new InternalError(`writing partition ${this.key} failed: ${errorMessage(this.failure)}`, {
       cause: this.failure,
     });
   }
