@@ -4,7 +4,16 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildJob, loadJobModule } from '@rebound/api';
 import { runLocally } from '@rebound/api/testing';
-import { charge, customer, discountedPrice, formatJoined, formatQ1, lineItem, order, type Q1Acc } from '@rebound/example-support';
+import {
+  charge,
+  customer,
+  discountedPrice,
+  formatJoined,
+  formatQ1,
+  lineItem,
+  order,
+  type Q1Acc,
+} from '@rebound/example-support';
 
 const examples = import.meta.dirname;
 
@@ -35,7 +44,9 @@ describe('examples (on the reference interpreter)', () => {
 
   it('wordcount reports bad arguments as a build failure', async () => {
     const def = await loadJobModule(join(examples, 'wordcount.ts'));
-    await expect(buildJob(def, ['--input', 'x'])).rejects.toThrow(/job 'wordcount' failed to build: missing --output; usage: wordcount/);
+    await expect(buildJob(def, ['--input', 'x'])).rejects.toThrow(
+      /job 'wordcount' failed to build: missing --output; usage: wordcount/,
+    );
     await expect(buildJob(def, ['--bogus'])).rejects.toThrow(/Unknown option '--bogus'/);
   });
 
@@ -58,7 +69,16 @@ describe('examples (on the reference interpreter)', () => {
     }
     expect([...groups.keys()].sort()).toEqual(['AF', 'NF', 'NO', 'RF']);
     const expected = [...groups.values()].map(formatQ1).sort();
-    const got = await run('tpch-q1.ts', ['--rows', String(rows), '--seed', String(seed), '--split-size', '700', '--output', '/out']);
+    const got = await run('tpch-q1.ts', [
+      '--rows',
+      String(rows),
+      '--seed',
+      String(seed),
+      '--split-size',
+      '700',
+      '--output',
+      '/out',
+    ]);
     expect(got).toEqual(expected);
     expect(got[0]).toMatch(/^A\|F\|\d+\|\d+\.\d\d\|\d+\.\d\d\|\d+\.\d\d\|\d+\.\d\d\|\d+\.\d\d\|0\.\d\d\|\d+$/);
   });
@@ -68,11 +88,21 @@ describe('examples (on the reference interpreter)', () => {
     const expected: string[] = [];
     for (let i = 0; i < orders; i++) {
       const o = order(seed, i, customers);
-      for (let c = 0; c < customers; c++) if (customer(seed, c).custkey === o.custkey) expected.push(formatJoined(o, customer(seed, c)));
+      for (let c = 0; c < customers; c++)
+        if (customer(seed, c).custkey === o.custkey) expected.push(formatJoined(o, customer(seed, c)));
     }
     expect(expected.length).toBeGreaterThan(orders * 0.8);
     expect(expected.length).toBeLessThan(orders);
-    const got = await run('join.ts', ['--orders', String(orders), '--customers', String(customers), '--seed', String(seed), '--output', '/out']);
+    const got = await run('join.ts', [
+      '--orders',
+      String(orders),
+      '--customers',
+      String(customers),
+      '--seed',
+      String(seed),
+      '--output',
+      '/out',
+    ]);
     expect(got).toEqual(expected.sort());
   });
 });

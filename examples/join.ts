@@ -1,16 +1,24 @@
 /**
- * Orders joined with their customers (inner hash join; the customers are the build side).
+ * Orders joined with their customers:
+ *   select o_orderkey, c_custkey, c_name, c_nation, o_totalprice
+ *   from orders join customer on o_custkey = c_custkey
+ * an inner hash join whose build side is the customers.
  *   --orders N        number of generated orders (orderkey 1..N)
  *   --customers M     number of generated customers (custkey 0..M-1); about one order in eleven
  *                     references a customer that does not exist and is dropped
  *   --output DIR      receives `orderkey<TAB>custkey<TAB>name<TAB>nation<TAB>totalprice`
  *   --seed S          generator seed (default 7)
  *   --split-size K    rows per source split (default 100000)
+ * Rows are pure functions of (seed, index) (`order` and `customer` in @rebound/example-support);
+ * totalprice is integer cents.
  */
 import { defineJob } from '@rebound/api';
-import { intOption, parseOptions, required, customer, formatJoined, order } from '@rebound/example-support';
+import { customer, intOption, order, parseOptions, required } from '@rebound/example-support';
 
 const USAGE = 'join --orders N --customers M --output DIR [--seed S] [--split-size K]';
+
+/** Cents to a decimal string (prices are never negative). */
+const money = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 
 export default defineJob('join', (env, args) => {
   const o = parseOptions(args, USAGE, ['orders', 'customers', 'output', 'seed', 'split-size']);
@@ -23,8 +31,16 @@ export default defineJob('join', (env, args) => {
   const customerRows = env.generateRows(customers, (i) => customer(seed, i), { splitSize }).name('Source: Customers');
   orderRows
     .join(customerRows)
-    .where((o) => o.custkey)
+    .where((ord) => ord.custkey)
     .equalTo((c) => c.custkey)
-    .with(formatJoined)
-    .writeAsText(required(o.output, 'output', USAGE));
+    .with((ord, c) => ({
+      orderkey: ord.orderkey,
+      custkey: c.custkey,
+      name: c.name,
+      nation: c.nation,
+      totalprice: ord.totalprice,
+    }))
+    .writeAsText(required(o.output, 'output', USAGE), (r) =>
+      [r.orderkey, r.custkey, r.name, r.nation, money(r.totalprice)].join('\t'),
+    );
 });

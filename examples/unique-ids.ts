@@ -11,9 +11,16 @@
  *
  * The coordinator supports batch snapshots: after a JobMaster failover the new leader restores
  * the newest snapshot (the next id to hand out) and reruns only the subtasks that finished after
- * it, so no id is ever handed out twice.
+ * it, so no id is ever handed out twice. Subtasks that kept running through the failover
+ * (keep-running-tasks) are kept: `subtaskAdopted` takes the blocks they hold into the state.
  */
-import { defineJob, type OperatorCoordinator, type OperatorCoordinatorProvider, type ProcessContext, type ProcessFunction } from '@rebound/api';
+import {
+  defineJob,
+  type OperatorCoordinator,
+  type OperatorCoordinatorProvider,
+  type ProcessContext,
+  type ProcessFunction,
+} from '@rebound/api';
 import { intOption, parseOptions, required } from '@rebound/example-support';
 
 const USAGE = 'unique-ids --input PATH --output DIR [--block-size N] [--record-delay-ms N] [--parallelism P]';
@@ -35,7 +42,8 @@ class IdBlockCoordinator implements OperatorCoordinator<IdRequest, IdBlock, IdSt
   constructor(private next: number) {}
 
   handleRequest(_subtask: number, _attempt: number, request: IdRequest): IdBlock {
-    if (!Number.isSafeInteger(request.count) || request.count < 1) throw new Error(`a block needs a positive count, got ${String(request.count)}`);
+    if (!Number.isSafeInteger(request.count) || request.count < 1)
+      throw new Error(`a block needs a positive count, got ${String(request.count)}`);
     const block = { start: this.next, count: request.count };
     this.next += request.count;
     return block;
@@ -43,6 +51,14 @@ class IdBlockCoordinator implements OperatorCoordinator<IdRequest, IdBlock, IdSt
 
   snapshotState(): IdState {
     return { next: this.next };
+  }
+
+  /**
+   * A subtask kept running through a JobMaster failover may hold blocks handed out after the
+   * snapshot this coordinator was restored from: none of them may be handed out again.
+   */
+  subtaskAdopted(_subtask: number, _attempt: number, blocks: readonly IdBlock[]): void {
+    for (const b of blocks) this.next = Math.max(this.next, b.start + b.count);
   }
 }
 

@@ -32,6 +32,15 @@ export interface OperatorCoordinator<Req = unknown, Res = unknown, State = unkno
   subtaskReset?(subtask: number, attempt: number): void;
   /** The attempt finished: what it did is final. */
   subtaskFinished?(subtask: number, attempt: number): void;
+  /**
+   * After a JobMaster failover (execution.batch.job-recovery.keep-running-tasks): `attempt` of
+   * `subtask` kept running, or finished while there was no leader, and is kept, not rerun.
+   * `responses` are all this coordinator's answers to that attempt, oldest first, some perhaps
+   * already in the snapshot this coordinator was restored from: take them into the state so that
+   * nothing the attempt holds is handed out again. Called before the attempt's next request.
+   * Without this hook (or without batch snapshots) the attempt is canceled and rerun.
+   */
+  subtaskAdopted?(subtask: number, attempt: number, responses: readonly Res[]): void;
   /** The coordinator's state; only valid for -1 (a batch snapshot) when `supportsBatchSnapshot`. */
   snapshotState?(checkpointId: number): State;
   /** Flink's SupportsBatchSnapshot: `snapshotState(-1)` and the provider's `restore` are valid. */

@@ -1,19 +1,20 @@
 import type { OperatorCoordinatorProvider, ProcessFunction } from './coordinator.js';
-import { jobInvalid, userCodeError } from './errors.js';
-import type { KeySelector, Record as AnyRecord, SinkTransformation } from './transformations.js';
-import { checkParallelism, type Mutable, type MutableTransformation, type NewTransformation, type TransformationRegistry } from './transformation-registry.js';
-
-/** The field of a record an aggregation works on: an index for tuples, a property name otherwise. */
-export type FieldOf<T> = T extends readonly unknown[] ? number : keyof T & string;
-
-function checkFunction(fn: unknown, what: string): void {
-  if (typeof fn !== 'function') throw jobInvalid(`${what}: expected a function, got ${typeof fn}`);
-}
-
-function checkName(n: unknown): string {
-  if (typeof n !== 'string' || n.trim() === '') throw jobInvalid(`name(n): expected a non-empty string, got ${String(n)}`);
-  return n;
-}
+import { checkFunction, checkName, defaultFormat, identity } from './dataset-checks.js';
+import { DataSink, csvSinkFormat } from './data-sink.js';
+import { jobInvalid } from './errors.js';
+import { checkField, countReducer, numberField, sumReducer, type FieldOf } from './field-reducers.js';
+import { compileAggregation, type AggregateSpecs } from './aggregations.js';
+import { checkGroupKey, describeAggregate, groupKeyFunctions, type GroupKey } from './grouping.js';
+import { checkOrder, topNReducer, type Order } from './ordering.js';
+import { addJoin } from './join.js';
+import type { JoinType, KeySelector, Record as AnyRecord, SinkTransformation } from './transformations.js';
+import {
+  checkParallelism,
+  type Mutable,
+  type MutableTransformation,
+  type NewTransformation,
+  type TransformationRegistry,
+} from './transformation-registry.js';
 
 /**
  * A distributed collection of records, produced by one operator. Each dataset can feed exactly one
@@ -39,7 +40,12 @@ export class DataSet<T> {
 
   flatMap<R>(fn: (record: T) => Iterable<R>): DataSet<R> {
     checkFunction(fn, 'flatMap');
-    return this.derive({ kind: 'flatMap', name: 'FlatMap', input: this.id, fn: fn as (r: AnyRecord) => Iterable<AnyRecord> });
+    return this.derive({
+      kind: 'flatMap',
+      name: 'FlatMap',
+      input: this.id,
+      fn: fn as (r: AnyRecord) => Iterable<AnyRecord>,
+    });
   }
 
   filter(fn: (record: T) => boolean): DataSet<T> {
@@ -61,7 +67,8 @@ export class DataSet<T> {
     checkFunction(create, 'process(create): create');
     const c = options.coordinator;
     if (c !== undefined) {
-      if (typeof c !== 'object' || c === null) throw jobInvalid('process(create, { coordinator }): coordinator must be an object with create(ctx)');
+      if (typeof c !== 'object' || c === null)
+        throw jobInvalid('process(create, { coordinator }): coordinator must be an object with create(ctx)');
       checkFunction(c.create, 'process(create, { coordinator }): coordinator.create');
       if (c.restore !== undefined) checkFunction(c.restore, 'process(create, { coordinator }): coordinator.restore');
     }
@@ -85,8 +92,107 @@ export class DataSet<T> {
    * side is built into memory per subtask; the left side probes it.
    */
   join<R>(right: DataSet<R>): JoinBuilder<T, R> {
-    if (!(right instanceof DataSet)) throw jobInvalid('join(other): other must be a DataSet of this job');
-    return new JoinBuilder<T, R>(this.env, this, right);
+    return this.joinOf<R, T, R>(right, 'inner');
+  }
+
+  /** Every left record: with each matching right record, or once with null when none matches. */
+  leftOuterJoin<R>(right: DataSet<R>): JoinBuilder<T, R, T, R | null> {
+    return this.joinOf<R, T, R | null>(right, 'leftOuter');
+  }
+
+  /** Every right record: with each matching left record, or once with null when none matches. */
+  rightOuterJoin<R>(right: DataSet<R>): JoinBuilder<T, R, T | null, R> {
+    return this.joinOf<R, T | null, R>(right, 'rightOuter');
+  }
+
+  /** Left and right outer join together: unmatched records of either side with null for the other. */
+  fullOuterJoin<R>(right: DataSet<R>): JoinBuilder<T, R, T | null, R | null> {
+    return this.joinOf<R, T | null, R | null>(right, 'fullOuter');
+  }
+
+  private joinOf<R, LA, RA>(right: DataSet<R>, type: JoinType): JoinBuilder<T, R, LA, RA> {
+    if (!(right instanceof DataSet)) throw jobInvalid(`${type} join(other): other must be a DataSet of this job`);
+    return new JoinBuilder<T, R, LA, RA>(this.env, this, right, type);
+  }
+
+  /** The records of both datasets (Flink's union: no deduplication; see distinct). */
+  union(other: DataSet<T>): DataSet<T> {
+    if (!(other instanceof DataSet)) throw jobInvalid('union(other): other must be a DataSet of this job');
+    const l = new KeyedDataSet(this.env, this, identity).keyByTransformation();
+    const r = new KeyedDataSet(this.env, other, identity).keyByTransformation();
+    const t = this.env.addTransformation({ kind: 'union', name: 'Union', inputs: [l.id, r.id] }, l, r);
+    return new DataSet<T>(this.env, t);
+  }
+
+  /**
+   * One record per distinct key (default: the whole record), the first one seen: per producer
+   * subtask in input order, then per consumer in partition order, so a rerun keeps the same one.
+   */
+  distinct(key?: (record: T) => unknown): DataSet<T> {
+    if (key !== undefined) checkFunction(key, 'distinct(key)');
+    return this.keyBy(key ?? identity).reduceNamed((a) => a, 'Distinct', { init: (r) => r, add: () => {} });
+  }
+
+  /**
+   * `fn` gets all records of a subtask at once (after its input ended) and returns the records
+   * to emit. Which records form a partition depends on the parallelism and the split assignment.
+   */
+  mapPartition<R>(fn: (records: T[]) => Iterable<R>): DataSet<R> {
+    checkFunction(fn, 'mapPartition');
+    return this.process<R>(() => {
+      let records: T[] = [];
+      return {
+        processBatch(batch) {
+          for (const r of batch) records.push(r);
+        },
+        close(out) {
+          const all = records;
+          records = [];
+          for (const r of fn(all)) out(r);
+        },
+      };
+    }).name('MapPartition');
+  }
+
+  /**
+   * Groups by named fields (one, or an array) or by a key function, for `aggregate`. The result
+   * has the key fields (or `key` for a function) next to the aggregates.
+   */
+  groupBy<K extends keyof T & string>(field: K): GroupedDataSet<T, Pick<T, K>>;
+  groupBy<K extends keyof T & string>(fields: readonly K[]): GroupedDataSet<T, Pick<T, K>>;
+  groupBy<K>(key: (record: T) => K): GroupedDataSet<T, { key: K }>;
+  groupBy(key: string | readonly string[] | ((record: T) => unknown)): GroupedDataSet<T, unknown> {
+    return new GroupedDataSet(this, key as string | readonly string[] | ((record: unknown) => unknown));
+  }
+
+  /**
+   * Orders by `key` (a value or an array of values, see compareKeys; null last); `first(n)` keeps
+   * the first n records globally.
+   */
+  sortBy(key: (record: T) => unknown, order: Order | readonly Order[] = 'asc'): SortedDataSet<T> {
+    checkFunction(key, 'sortBy(key)');
+    return new SortedDataSet(this, key, checkOrder(order, 'sortBy(key, order)'));
+  }
+
+  /**
+   * The n records with the largest key, largest first: `sortBy(key, order).first(n)` with order
+   * 'desc' by default (per element of an array key when order is an array). Each producer subtask
+   * keeps its own top n (the combiner), one subtask merges those: no full sort.
+   */
+  topN(n: number, key: (record: T) => unknown, order: Order | readonly Order[] = 'desc'): DataSet<T> {
+    return this.sortBy(key, order).first(n);
+  }
+
+  /** Not for users: the keyed reduce of first(n). */
+  firstOf(n: number, key: (record: T) => unknown, order: Order | readonly Order[]): DataSet<T> {
+    if (!Number.isSafeInteger(n) || n <= 0) throw jobInvalid(`first(n): n must be a positive integer, got ${n}`);
+    const r = topNReducer(n, key, order);
+    return this.map((rec) => [rec])
+      .name(`TopN(${n}): wrap`)
+      .keyBy(() => 0)
+      .reduceNamed(r.fn, `TopN(${n})`, r.inPlace)
+      .flatMap((best) => best)
+      .name(`TopN(${n}): records`);
   }
 
   /**
@@ -94,10 +200,62 @@ export class DataSet<T> {
    * file). Default format: strings as they are, anything else as JSON.
    */
   writeAsText(path: string, format?: (record: T) => string): DataSink {
-    if (typeof path !== 'string' || path === '') throw jobInvalid('writeAsText(path): path must be a non-empty string');
     if (format !== undefined) checkFunction(format, 'writeAsText(path, format)');
+    return this.sink('writeAsText', 'Sink: TextFiles', path, format ?? defaultFormat);
+  }
+
+  /** One JSON value per line, with the exactly-once commit of writeAsText. */
+  writeAsJsonLines(path: string): DataSink {
+    return this.sink('writeAsJsonLines', 'Sink: JsonLines', path, (r) => JSON.stringify(r) ?? 'null');
+  }
+
+  /**
+   * One CSV record per record (RFC 4180 quoting; null as an empty field, '' as `""`), with the
+   * exactly-once commit of writeAsText. `columns` picks and orders the fields of object records
+   * and is the header of every file (`header`, default true when columns are given). Without
+   * columns: arrays element by element, objects by their own property order.
+   */
+  writeAsCsv(
+    path: string,
+    options: { readonly columns?: readonly string[]; readonly header?: boolean; readonly delimiter?: string } = {},
+  ): DataSink {
+    const { format, header } = csvSinkFormat(options);
+    return this.sink('writeAsCsv', 'Sink: Csv', path, format, header);
+  }
+
+  /**
+   * The records back to the client: `rebound submit` prints them once the job finished
+   * (`rebound results JOB` later), `runLocally` returns them under COLLECT_SINK_KEY. The result
+   * is committed like any sink (exactly once through failovers) into the job's directory in
+   * storageDir and then streamed from the leader, so it is bounded: `collect-sink.max-bytes` and
+   * `collect-sink.max-rows` fail the job when exceeded. One collect() per job.
+   */
+  collect(): DataSink {
     const t = this.env.addTransformation(
-      { kind: 'sink', name: 'Sink: TextFiles', input: this.id, path: this.env.resolvePath(path), format: (format ?? defaultFormat) as (r: AnyRecord) => string },
+      {
+        kind: 'sink',
+        name: 'Sink: Collect',
+        input: this.id,
+        path: '',
+        format: (r) => JSON.stringify(r) ?? 'null',
+        collect: true,
+      },
+      this.transformation,
+    );
+    return new DataSink(t as Mutable<SinkTransformation>);
+  }
+
+  private sink(what: string, name: string, path: string, format: (r: T) => string, header?: string): DataSink {
+    if (typeof path !== 'string' || path === '') throw jobInvalid(`${what}(path): path must be a non-empty string`);
+    const t = this.env.addTransformation(
+      {
+        kind: 'sink',
+        name,
+        input: this.id,
+        path: this.env.resolvePath(path),
+        format: format as (r: AnyRecord) => string,
+        ...(header !== undefined ? { header } : {}),
+      },
       this.transformation,
     );
     return new DataSink(t as Mutable<SinkTransformation>);
@@ -123,57 +281,6 @@ export class DataSet<T> {
   }
 }
 
-export function defaultFormat(record: unknown): string {
-  return typeof record === 'string' ? record : JSON.stringify(record);
-}
-
-export class DataSink {
-  constructor(private readonly transformation: Mutable<SinkTransformation>) {}
-
-  get id(): string {
-    return this.transformation.id;
-  }
-
-  get path(): string {
-    return this.transformation.path;
-  }
-
-  name(name: string): this {
-    this.transformation.name = checkName(name);
-    return this;
-  }
-
-  setParallelism(parallelism: number): this {
-    this.transformation.parallelism = checkParallelism(parallelism, `setParallelism on '${this.transformation.name}'`);
-    return this;
-  }
-}
-
-/** A copy of `record` with `field` set: aggregations never mutate records they were given. */
-function withField<T>(record: T, field: string | number, value: unknown): T {
-  if (Array.isArray(record)) {
-    const copy = record.slice();
-    copy[field as number] = value;
-    return copy as T;
-  }
-  return { ...(record as object), [field]: value } as T;
-}
-
-function numberField(record: unknown, field: string | number, op: string): number {
-  const v = (record as { [k: string]: unknown } | null)?.[field as string];
-  if (typeof v !== 'number') {
-    throw userCodeError(`${op}(${JSON.stringify(field)}): field ${JSON.stringify(field)} of record ${defaultFormat(record)} is not a number`);
-  }
-  return v;
-}
-
-function checkField(field: unknown, op: string): string | number {
-  if (!((typeof field === 'number' && Number.isSafeInteger(field) && field >= 0) || (typeof field === 'string' && field !== ''))) {
-    throw jobInvalid(`${op}(field): field must be a tuple index or a property name, got ${String(field)}`);
-  }
-  return field;
-}
-
 /**
  * Records partitioned by key. The aggregations are associative reduce functions, so the producer
  * pre-aggregates (combines) before the exchange.
@@ -193,44 +300,34 @@ export class KeyedDataSet<T, K> {
 
   /** Per key, the record with `field` summed (the other fields come from one of the records). */
   sum(field: FieldOf<T>): DataSet<T> {
-    const f = checkField(field, 'sum');
-    return this.reduceNamed(
-      (a, b) => withField(a, f, numberField(a, f, 'sum') + numberField(b, f, 'sum')),
-      `Sum(${String(f)})`,
-      {
-        init: (r) => withField(r, f, numberField(r, f, 'sum')),
-        add: (acc, r) => {
-          (acc as { [k: string]: number })[f as string] = numberField(acc, f, 'sum') + numberField(r, f, 'sum');
-        },
-      },
-      { field: f, value: (r) => numberField(r, f, 'sum') },
-    );
+    const r = sumReducer<T>(checkField(field, 'sum'));
+    return this.reduceNamed(r.fn, r.name, r.inPlace, r.sumOf);
   }
 
   /** Per key, the record with the smallest `field` (the first one on ties). */
   min(field: FieldOf<T>): DataSet<T> {
     const f = checkField(field, 'min');
-    return this.reduceNamed((a, b) => (numberField(b, f, 'min') < numberField(a, f, 'min') ? b : a), `Min(${String(f)})`);
+    return this.reduceNamed(
+      (a, b) => (numberField(b, f, 'min') < numberField(a, f, 'min') ? b : a),
+      `Min(${String(f)})`,
+    );
   }
 
   /** Per key, the record with the largest `field` (the first one on ties). */
   max(field: FieldOf<T>): DataSet<T> {
     const f = checkField(field, 'max');
-    return this.reduceNamed((a, b) => (numberField(b, f, 'max') > numberField(a, f, 'max') ? b : a), `Max(${String(f)})`);
+    return this.reduceNamed(
+      (a, b) => (numberField(b, f, 'max') > numberField(a, f, 'max') ? b : a),
+      `Max(${String(f)})`,
+    );
   }
 
   /** `[key, count]` per key; built as map to `[key, 1]` + a summing reduce, so it combines. */
   count(): DataSet<[K, number]> {
     const ks = this.keySelector;
     const ones = this.input.map((r): [K, number] => [ks(r), 1]).name('Count: key');
-    return ones
-      .keyBy((t) => t[0])
-      .reduceNamed((a, b) => [a[0], a[1] + b[1]], 'Count', {
-        init: (r) => [r[0], r[1]],
-        add: (acc, r) => {
-          acc[1] += r[1];
-        },
-      }, { field: 1, value: (r) => r[1] });
+    const r = countReducer<K>();
+    return ones.keyBy((t) => t[0]).reduceNamed(r.fn, 'Count', r.inPlace, r.sumOf);
   }
 
   /** Not for users: creates the keyBy operator (consuming the input) and returns its id. */
@@ -241,7 +338,8 @@ export class KeyedDataSet<T, K> {
     );
   }
 
-  private reduceNamed(
+  /** Not for users: a reduce with its operator name and in-place form (see ReduceTransformation). */
+  reduceNamed(
     fn: (a: T, b: T) => T,
     name: string,
     inPlace?: { init(r: T): T; add(acc: T, r: T): void },
@@ -254,7 +352,9 @@ export class KeyedDataSet<T, K> {
         name,
         input: keyBy.id,
         fn: fn as (a: AnyRecord, b: AnyRecord) => AnyRecord,
-        ...(inPlace ? { inPlace: inPlace as { init(r: AnyRecord): AnyRecord; add(acc: AnyRecord, r: AnyRecord): void } } : {}),
+        ...(inPlace
+          ? { inPlace: inPlace as { init(r: AnyRecord): AnyRecord; add(acc: AnyRecord, r: AnyRecord): void } }
+          : {}),
         ...(inPlace && sumOf ? { sumOf: sumOf as { field: string | number; value(r: AnyRecord): number } } : {}),
       },
       keyBy,
@@ -263,28 +363,26 @@ export class KeyedDataSet<T, K> {
   }
 }
 
-export class JoinBuilder<L, R> {
+/** L, R: the records of the inputs; LA, RA: what `with` gets for them (null in outer joins). */
+export class JoinBuilder<L, R, LA = L, RA = R> {
   constructor(
     private readonly env: TransformationRegistry,
     private readonly left: DataSet<L>,
     private readonly right: DataSet<R>,
+    private readonly type: JoinType = 'inner',
   ) {}
 
-  where<K>(leftKey: (left: L) => K): JoinWhere<L, R, K> {
+  where<K>(leftKey: (left: L) => K): JoinWhere<L, R, K, LA, RA> {
     checkFunction(leftKey, 'join().where');
     return {
       equalTo: (rightKey: (right: R) => K) => {
         checkFunction(rightKey, 'join().where().equalTo');
         return {
-          with: <O>(fn: (left: L, right: R) => O): DataSet<O> => {
+          with: <O>(fn: (left: LA, right: RA) => O): DataSet<O> => {
             checkFunction(fn, 'join().where().equalTo().with');
             const lk = new KeyedDataSet(this.env, this.left, leftKey).keyByTransformation();
             const rk = new KeyedDataSet(this.env, this.right, rightKey).keyByTransformation();
-            const t = this.env.addTransformation(
-              { kind: 'join', name: 'Join', left: lk.id, right: rk.id, fn: fn as (l: AnyRecord, r: AnyRecord) => AnyRecord },
-              lk,
-              rk,
-            );
+            const t = addJoin(this.env, this.type, lk, rk, fn as (l: AnyRecord, r: AnyRecord) => AnyRecord);
             return new DataSet<O>(this.env, t);
           },
         };
@@ -293,9 +391,65 @@ export class JoinBuilder<L, R> {
   }
 }
 
-export interface JoinWhere<L, R, K> {
-  equalTo(rightKey: (right: R) => K): JoinEqualTo<L, R>;
+export interface JoinWhere<L, R, K, LA = L, RA = R> {
+  equalTo(rightKey: (right: R) => K): JoinEqualTo<LA, RA>;
 }
-export interface JoinEqualTo<L, R> {
-  with<O>(fn: (left: L, right: R) => O): DataSet<O>;
+export interface JoinEqualTo<LA, RA> {
+  with<O>(fn: (left: LA, right: RA) => O): DataSet<O>;
+}
+
+/** The aggregates of `aggregate(specs)`: numbers, or whatever min/max found; null for no values. */
+export type AggregateResult<S extends AggregateSpecs> = {
+  [K in keyof S]: S[K] extends { fn: 'min' | 'max' } ? unknown : number | null;
+};
+
+/** `groupBy(key)`: records grouped for named aggregations. */
+export class GroupedDataSet<T, KeyOut> {
+  constructor(
+    private readonly input: DataSet<T>,
+    private readonly key: GroupKey,
+  ) {
+    checkGroupKey(key);
+  }
+
+  /**
+   * One record per group: its key fields and the named aggregates, e.g.
+   * `aggregate({ total: sum('amount'), n: count(), avg: avg('price'), lo: min('x'), hi: max('x') })`.
+   * Records are mapped to a small state first, so the producer combines states before the exchange.
+   */
+  aggregate<S extends AggregateSpecs>(specs: S): DataSet<KeyOut & AggregateResult<S>> {
+    const agg = compileAggregation(specs);
+    const { keyOf, keyFields } = groupKeyFunctions(this.key);
+    const names = Object.keys(specs).map((n) => `${n}=${describeAggregate(specs[n]!)}`);
+    type State = [unknown, unknown[]];
+    return this.input
+      .map((r): State => [keyOf(r), agg.init(r)])
+      .name('Aggregate: state')
+      .keyBy((s) => s[0])
+      .reduceNamed(
+        (a, b) => {
+          const c: State = [a[0], agg.copy(a[1])];
+          agg.merge(c[1], b[1]);
+          return c;
+        },
+        `Aggregate(${names.join(', ')})`,
+        { init: (s) => [s[0], agg.copy(s[1])], add: (acc, s) => agg.merge(acc[1], s[1]) },
+      )
+      .map((s) => ({ ...keyFields(s[0]), ...agg.finish(s[1]) }) as KeyOut & AggregateResult<S>)
+      .name('Aggregate: result');
+  }
+}
+
+/** `sortBy(key, order)`: `first(n)` is a global top-N (a local one per subtask, then a merge). */
+export class SortedDataSet<T> {
+  constructor(
+    private readonly input: DataSet<T>,
+    private readonly key: (record: T) => unknown,
+    private readonly order: Order | readonly Order[],
+  ) {}
+
+  /** The first n records in this order, in this order; ties keep the order records arrived in. */
+  first(n: number): DataSet<T> {
+    return this.input.firstOf(n, this.key, this.order);
+  }
 }

@@ -4,8 +4,16 @@ import { DataSet } from './dataset.js';
 import type { Source, SourceSplit } from './source.js';
 import { rowGeneratorSource, sequenceSource, type GeneratorOptions } from './sources/generator-sources.js';
 import { TextFileSource, type TextFileSourceOptions } from './sources/text-file-source.js';
+import { CsvSource, type CsvRow, type CsvSourceOptions } from './sources/csv-source.js';
+import { JsonLinesSource } from './sources/json-lines-source.js';
+import { collectionSource } from './sources/collection-source.js';
 import type { Record as AnyRecord, Transformation } from './transformations.js';
-import { checkParallelism, type MutableTransformation, type NewTransformation, type TransformationRegistry } from './transformation-registry.js';
+import {
+  checkParallelism,
+  type MutableTransformation,
+  type NewTransformation,
+  type TransformationRegistry,
+} from './transformation-registry.js';
 
 export interface SourceOptions {
   /** Parallelism of the source vertex (default: config, else the number of splits, at most 128). */
@@ -60,16 +68,53 @@ export class ExecutionEnvironment implements TransformationRegistry {
       kind: 'source',
       name: name ?? `Source: ${source.sourceName}`,
       source: source as unknown as Source<AnyRecord, SourceSplit, unknown>,
-      ...(options.parallelism !== undefined ? { parallelism: checkParallelism(options.parallelism, 'fromSource') } : {}),
+      ...(options.parallelism !== undefined
+        ? { parallelism: checkParallelism(options.parallelism, 'fromSource') }
+        : {}),
     });
     return new DataSet<T>(this, t);
   }
 
   /** One record per line of the file, or of each file in the directory (see TextFileSource). */
   readTextFiles(pathOrDir: string, options: TextFileSourceOptions & SourceOptions = {}): DataSet<string> {
-    if (typeof pathOrDir !== 'string' || pathOrDir === '') throw jobInvalid('readTextFiles(path): path must be a non-empty string');
+    if (typeof pathOrDir !== 'string' || pathOrDir === '')
+      throw jobInvalid('readTextFiles(path): path must be a non-empty string');
     const { parallelism, ...rest } = options;
     return this.fromSource(new TextFileSource(this.resolvePath(pathOrDir), rest), undefined, { parallelism });
+  }
+
+  /**
+   * Rows of a CSV file, or of each file in a directory (RFC 4180; see CsvSource for how byte-range
+   * splits find record boundaries). With `columns`, rows are typed objects; the type parameter
+   * names their shape.
+   */
+  readCsv<T = CsvRow>(pathOrDir: string, options: CsvSourceOptions & SourceOptions = {}): DataSet<T> {
+    if (typeof pathOrDir !== 'string' || pathOrDir === '')
+      throw jobInvalid('readCsv(path): path must be a non-empty string');
+    const { parallelism, ...rest } = options;
+    return this.fromSource(new CsvSource<T>(this.resolvePath(pathOrDir), rest), undefined, { parallelism });
+  }
+
+  /** One JSON value per line of the file, or of each file in the directory. */
+  readJsonLines<T = unknown>(
+    pathOrDir: string,
+    options: Omit<TextFileSourceOptions, 'recordDelayMs'> & SourceOptions = {},
+  ): DataSet<T> {
+    if (typeof pathOrDir !== 'string' || pathOrDir === '')
+      throw jobInvalid('readJsonLines(path): path must be a non-empty string');
+    const { parallelism, ...rest } = options;
+    return this.fromSource(new JsonLinesSource<T>(this.resolvePath(pathOrDir), rest), undefined, { parallelism });
+  }
+
+  /** A small input shipped with the job: the elements of `elements`, which must be JSON values. */
+  fromCollection<T>(elements: readonly T[], options: GeneratorOptions & SourceOptions = {}): DataSet<T> {
+    const { parallelism, ...rest } = options;
+    return this.fromSource(collectionSource(elements, rest), undefined, { parallelism });
+  }
+
+  /** `fromCollection([...elements])`. */
+  fromElements<T>(...elements: T[]): DataSet<T> {
+    return this.fromCollection(elements);
   }
 
   /** The numbers from..to, both inclusive. */
@@ -96,7 +141,9 @@ export class ExecutionEnvironment implements TransformationRegistry {
   /** Not for users: registers an operator that consumes `inputs`. */
   addTransformation(t: NewTransformation, ...inputs: MutableTransformation[]): MutableTransformation {
     if (this.sealed) {
-      throw jobInvalid('the job is already built: operators must be defined while build() runs (await async work inside it)');
+      throw jobInvalid(
+        'the job is already built: operators must be defined while build() runs (await async work inside it)',
+      );
     }
     const id = `op-${this.list.length + 1}`;
     for (const input of inputs) {

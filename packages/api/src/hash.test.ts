@@ -4,13 +4,29 @@ import { groupingKey, hashKey, subpartitionOf } from './hash.js';
 describe('hashKey', () => {
   it('is stable: fixed values that every process and version must reproduce', () => {
     const values = [
-      '', 'a', 'hello', 'zürich', '😀', 0, 1, -1, 2 ** 31, 1.5, Number.NaN, true, false, null, undefined,
-      10n, [], ['a', 1], { b: 2, a: 1 },
+      '',
+      'a',
+      'hello',
+      'zürich',
+      '😀',
+      0,
+      1,
+      -1,
+      2 ** 31,
+      1.5,
+      Number.NaN,
+      true,
+      false,
+      null,
+      undefined,
+      10n,
+      [],
+      ['a', 1],
+      { b: 2, a: 1 },
     ].map(hashKey);
     expect(values).toEqual([
-      1826913731, 1019565311, 2058788162, 3925010766, 1522450093, 3221587496, 3656700030,
-      4141218220, 2931471316, 4163514729, 923563809, 1726300461, 92598572, 282499791,
-      2893720707, 2247881409, 4162406785, 185315487, 426292845,
+      1826913731, 1019565311, 2058788162, 3925010766, 1522450093, 3221587496, 3656700030, 4141218220, 2931471316,
+      4163514729, 923563809, 1726300461, 92598572, 282499791, 2893720707, 2247881409, 4162406785, 185315487, 426292845,
     ]);
   });
 
@@ -65,7 +81,18 @@ describe('groupingKey', () => {
     expect(groupingKey('a')).toBe('a');
     expect(groupingKey(1)).toBe(1);
     expect(groupingKey({ a: 1, b: [2, 'x'] })).toBe(groupingKey({ b: [2, 'x'], a: 1 }));
-    const distinct = [[1], ['1'], [null], [undefined], [Number.NaN], [new Date(1)], [{ $date: 1 }], ['D1'], [1n], ['1n']];
+    const distinct = [
+      [1],
+      ['1'],
+      [null],
+      [undefined],
+      [Number.NaN],
+      [new Date(1)],
+      [{ $date: 1 }],
+      ['D1'],
+      [1n],
+      ['1n'],
+    ];
     const g = new Set(distinct.map(groupingKey));
     const h = new Set(distinct.map(hashKey));
     expect(g.size).toBe(distinct.length);

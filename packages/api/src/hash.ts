@@ -1,3 +1,4 @@
+import { fmix32 } from '@rebound/core/hash';
 import { userCodeError } from './errors.js';
 
 /**
@@ -92,16 +93,6 @@ function mixValue(h: number, v: unknown, depth: number): number {
   }
 }
 
-/** murmur3 finalizer: spreads every input bit over the whole word. */
-function fmix32(h: number): number {
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
-}
-
 /** Stable unsigned 32-bit hash of a key (same value in every process and on every platform). */
 export function hashKey(key: unknown): number {
   return fmix32(mixValue(FNV_OFFSET, key, 0));
@@ -109,7 +100,8 @@ export function hashKey(key: unknown): number {
 
 /** The subpartition (0 .. numSubpartitions-1) a key is routed to. */
 export function subpartitionOf(key: unknown, numSubpartitions: number): number {
-  if (!(numSubpartitions >= 1)) throw userCodeError(`subpartitionOf: numSubpartitions must be >= 1, got ${numSubpartitions}`);
+  if (!(numSubpartitions >= 1))
+    throw userCodeError(`subpartitionOf: numSubpartitions must be >= 1, got ${numSubpartitions}`);
   return hashKey(key) % numSubpartitions;
 }
 
@@ -138,7 +130,8 @@ function canonicalJson(v: unknown, depth: number): string {
       return `${v.toString()}n`;
     case 'object': {
       if (v === null) return 'null';
-      if (depth >= MAX_DEPTH) throw userCodeError(`groupingKey: key is nested deeper than ${MAX_DEPTH} levels (cyclic?)`);
+      if (depth >= MAX_DEPTH)
+        throw userCodeError(`groupingKey: key is nested deeper than ${MAX_DEPTH} levels (cyclic?)`);
       if (Array.isArray(v)) return `[${v.map((e) => canonicalJson(e, depth + 1)).join(',')}]`;
       if (v instanceof Date) return `D${v.getTime()}`;
       const toJSON = (v as { toJSON?: unknown }).toJSON;

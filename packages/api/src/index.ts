@@ -7,14 +7,17 @@ export { defineJob, isJobDefinition, type JobDefinition } from './job.js';
 export { ExecutionEnvironment, type EnvironmentOptions, type SourceOptions } from './environment.js';
 export {
   DataSet,
-  DataSink,
   KeyedDataSet,
   JoinBuilder,
-  defaultFormat,
-  type FieldOf,
+  GroupedDataSet,
+  SortedDataSet,
+  type AggregateResult,
   type JoinEqualTo,
   type JoinWhere,
 } from './dataset.js';
+export { DataSink } from './data-sink.js';
+export { defaultFormat } from './dataset-checks.js';
+export type { FieldOf } from './field-reducers.js';
 export { buildJob, buildOperators, type BuildJobOptions, type BuiltJob } from './job-graph.js';
 export { hashKey, subpartitionOf, groupingKey } from './hash.js';
 export { bundleJobModule, type JobModuleBundle } from './module-bundle.js';
@@ -42,3 +45,32 @@ export {
   type RangeSplit,
 } from './sources/generator-sources.js';
 export { LegacySequenceSource, legacySequenceSource } from './sources/legacy-sequence-source.js';
+export {
+  CsvSource,
+  recordBoundaries,
+  type CsvSplit,
+  type CsvSourceOptions,
+  type CsvRow,
+} from './sources/csv-source.js';
+export {
+  CsvRecordParser,
+  csvField,
+  type CsvColumn,
+  type CsvColumns,
+  type CsvColumnType,
+  type CsvOptions,
+  type CsvType,
+} from './sources/csv-format.js';
+export { JsonLinesSource } from './sources/json-lines-source.js';
+export { collectionSource } from './sources/collection-source.js';
+export {
+  sum,
+  count,
+  avg,
+  min,
+  max,
+  compileAggregation,
+  type AggregateFunction,
+  type AggregateSpecs,
+} from './aggregations.js';
+export { compareKeys, mergeTopN, type Order } from './ordering.js';

@@ -37,7 +37,14 @@ describe('buildJob', () => {
     const built = await buildJob(wordcount, [dir]);
     expect(built.name).toBe('wc');
     expect([...built.operators.keys()]).toEqual(['op-1', 'op-2', 'op-3', 'op-4', 'op-5', 'op-6']);
-    expect([...built.operators.values()].map((t) => t.kind)).toEqual(['source', 'flatMap', 'map', 'keyBy', 'reduce', 'sink']);
+    expect([...built.operators.values()].map((t) => t.kind)).toEqual([
+      'source',
+      'flatMap',
+      'map',
+      'keyBy',
+      'reduce',
+      'sink',
+    ]);
     expect(built.graph).toEqual({
       job_id: '',
       name: 'wc',
@@ -66,7 +73,7 @@ describe('buildJob', () => {
           operator_ids: ['op-5', 'op-6'],
           inputs: [{ source_vertex_id: 'v-op-1', distribution: 'HASH', key_selector_id: 'op-4', combiner_id: 'op-5' }],
           source_operator_id: '',
-          sink: { operator_id: 'op-6', path: '/out' },
+          sink: { operator_id: 'op-6', path: '/out', collect: false },
           source_supports_batch_snapshot: false,
         },
       ],
@@ -145,11 +152,8 @@ describe('buildJob', () => {
     const results: Record<string, string[]> = {};
     for (const agg of ['sum', 'min', 'max'] as const) {
       const def = defineJob(agg, (env) => {
-        env
-          .generateRows(rows.length, (i) => rows[i]!)
-          .keyBy((r) => r.k)
-          [agg]('n')
-          .writeAsText(`/${agg}`);
+        const keyed = env.generateRows(rows.length, (i) => rows[i]!).keyBy((r) => r.k);
+        keyed[agg]('n').writeAsText(`/${agg}`);
       });
       results[agg] = (await runLocally(await buildJob(def, []))).get(`/${agg}`)!.sort();
     }
@@ -177,13 +181,23 @@ describe('buildJob', () => {
     expect(await par(def(), { estimateSplits: false })).toBe(0);
 
     const chained = defineJob('c', (env) => {
-      env.generateSequence(1, 10).map((x) => x).setParallelism(4).writeAsText('/c');
+      env
+        .generateSequence(1, 10)
+        .map((x) => x)
+        .setParallelism(4)
+        .writeAsText('/c');
     });
     expect(await par(chained)).toBe(4);
     const conflicting = defineJob('c2', (env) => {
-      env.generateSequence(1, 10, { parallelism: 2 }).map((x) => x).setParallelism(4).writeAsText('/c');
+      env
+        .generateSequence(1, 10, { parallelism: 2 })
+        .map((x) => x)
+        .setParallelism(4)
+        .writeAsText('/c');
     });
-    expect((await rejection(conflicting)).message).toMatch(/sets parallelism 4 but is chained with 'Source: Sequence' \(op-1\) which sets 2/);
+    expect((await rejection(conflicting)).message).toMatch(
+      /sets parallelism 4 but is chained with 'Source: Sequence' \(op-1\) which sets 2/,
+    );
   });
 
   it('marks sources without batch snapshots', async () => {
@@ -191,12 +205,19 @@ describe('buildJob', () => {
       env.fromSource(legacySequenceSource(1, 10), 'Legacy').writeAsText('/l');
     });
     const v = (await buildJob(def, [])).graph.vertices![0]!;
-    expect(v).toMatchObject({ name: 'Legacy -> Sink: TextFiles', source_supports_batch_snapshot: false, parallelism: 0 });
+    expect(v).toMatchObject({
+      name: 'Legacy -> Sink: TextFiles',
+      source_supports_batch_snapshot: false,
+      parallelism: 0,
+    });
   });
 
   it('rejects a dataset consumed twice, naming the operator', async () => {
     const def = defineJob('branch', (env) => {
-      const words = env.generateSequence(1, 10).map((n) => n * 2).name('Double');
+      const words = env
+        .generateSequence(1, 10)
+        .map((n) => n * 2)
+        .name('Double');
       words.writeAsText('/a');
       words.filter((n) => n > 4).writeAsText('/b');
     });
@@ -227,7 +248,10 @@ describe('buildJob', () => {
 
     const dangling = defineJob('dangling', (env) => {
       env.generateSequence(1, 10).writeAsText('/ok');
-      env.generateSequence(1, 10).filter((n) => n > 1).name('Unused');
+      env
+        .generateSequence(1, 10)
+        .filter((n) => n > 1)
+        .name('Unused');
     });
     const e2 = await rejection(dangling);
     expect(e2.message).toMatch(/output of operator 'Unused' \(op-4\) is never used/);
@@ -269,7 +293,7 @@ describe('buildJob', () => {
       env.generateSequence(1, 2).writeAsText('out/x');
     });
     const built = await buildJob(def, [], { cwd: '/data' });
-    expect(built.graph.vertices![0]!.sink).toEqual({ operator_id: 'op-2', path: '/data/out/x' });
+    expect(built.graph.vertices![0]!.sink).toEqual({ operator_id: 'op-2', path: '/data/out/x', collect: false });
   });
 
   it('validates defineJob arguments', () => {

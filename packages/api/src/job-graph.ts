@@ -36,7 +36,9 @@ export async function buildOperators(
   options: Pick<BuildJobOptions, 'cwd'> = {},
 ): Promise<Map<string, Transformation>> {
   if (!isJobDefinition(def)) {
-    throw moduleInvalid("not a job definition: a job module must end with export default defineJob('name', (env, args) => { ... })");
+    throw moduleInvalid(
+      "not a job definition: a job module must end with export default defineJob('name', (env, args) => { ... })",
+    );
   }
   const env = new ExecutionEnvironment({ cwd: options.cwd });
   try {
@@ -60,10 +62,14 @@ interface VertexBuilder {
 /**
  * Builds the job and its JobGraph. Operators are chained into vertices: a vertex starts at a
  * source, a reduce (fed through a HASH edge whose producer applies the keyBy and pre-aggregates
- * with the reduce) or a join (two HASH edges: left, then right); map, flatMap, filter, process and sink
+ * with the reduce), a join (two HASH edges: left, then right) or a union (a HASH edge per input); map, flatMap, filter, process and sink
  * chain into their input's vertex.
  */
-export async function buildJob(def: JobDefinition, args: readonly string[], options: BuildJobOptions = {}): Promise<BuiltJob> {
+export async function buildJob(
+  def: JobDefinition,
+  args: readonly string[],
+  options: BuildJobOptions = {},
+): Promise<BuiltJob> {
   const operators = await buildOperators(def, args, options);
   const vertexOf = new Map<string, VertexBuilder>(); // operator id → its vertex (keyBy: its input's)
   const vertices: VertexBuilder[] = [];
@@ -84,7 +90,12 @@ export async function buildJob(def: JobDefinition, args: readonly string[], opti
     if (keyBy.kind !== 'keyBy') throw jobInvalid(`operator ${keyById} was expected to be a keyBy, is a ${keyBy.kind}`);
     const producer = vertexOf.get(keyBy.input)!;
     producer.consumed = true;
-    return { source_vertex_id: producer.vertex.id, distribution: 'HASH', key_selector_id: keyBy.id, combiner_id: combinerId };
+    return {
+      source_vertex_id: producer.vertex.id,
+      distribution: 'HASH',
+      key_selector_id: keyBy.id,
+      combiner_id: combinerId,
+    };
   };
 
   for (const t of operators.values()) {
@@ -100,6 +111,12 @@ export async function buildJob(def: JobDefinition, args: readonly string[], opti
         break;
       case 'join':
         startVertex(t, [hashEdge(t.left, ''), hashEdge(t.right, '')]);
+        break;
+      case 'union':
+        startVertex(
+          t,
+          t.inputs.map((id) => hashEdge(id, '')),
+        );
         break;
       case 'map':
       case 'flatMap':
@@ -118,6 +135,9 @@ export async function buildJob(def: JobDefinition, args: readonly string[], opti
 
   if (![...operators.values()].some((t) => t.kind === 'sink')) {
     throw jobInvalid(`job '${def.name}' defines no sink: write its result with writeAsText(path)`);
+  }
+  if ([...operators.values()].filter((t) => t.kind === 'sink' && t.collect).length > 1) {
+    throw jobInvalid(`job '${def.name}' calls collect() more than once: a job collects one dataset`);
   }
   for (const v of vertices) {
     if (v.tail.kind !== 'sink' && !v.consumed) {
@@ -173,7 +193,7 @@ function finishVertex(v: VertexBuilder, options: BuildJobOptions): JobVertex {
     parallelism,
     max_parallelism: 0,
     source_operator_id: head.kind === 'source' ? head.id : '',
-    sink: tail.kind === 'sink' ? { operator_id: tail.id, path: tail.path } : null,
+    sink: tail.kind === 'sink' ? { operator_id: tail.id, path: tail.path, collect: tail.collect === true } : null,
     source_supports_batch_snapshot: head.kind === 'source' ? head.source.supportsBatchSnapshot === true : false,
   };
 }

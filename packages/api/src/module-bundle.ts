@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ErrorCode } from '@rebound/core';
 import { firstLine, moduleInvalid } from './errors.js';
 
@@ -41,18 +44,55 @@ const REQUIRE_BANNER =
 
 interface EsbuildMessage {
   text: string;
-  location?: { file: string; line: number; column: number } | null;
+  location?: { file: string; line: number; column: number; lineText?: string } | null;
 }
 
-function describeBuildFailure(err: unknown): string {
+/** The package a bare import names: `lodash/fp` is lodash, `@scope/pkg/x` is @scope/pkg. */
+export function packageOfSpecifier(spec: string): string | undefined {
+  if (spec.startsWith('.') || spec.startsWith('/') || spec.startsWith('node:') || /^[a-zA-Z]:[\\/]/.test(spec))
+    return undefined;
+  const parts = spec.split('/');
+  return spec.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
+
+function describeBuildFailure(err: unknown, entryDir: string): string {
   const errors = (err as { errors?: EsbuildMessage[] }).errors;
   const first = errors?.[0];
   if (!first) return firstLine(err);
-  const where = first.location ? `${first.location.file}:${first.location.line}:${first.location.column}: ` : '';
+  const loc = first.location;
+  const where = loc ? `${loc.file}:${loc.line}:${loc.column}: ` : '';
+  // The offending line itself, as esbuild shows it, so the error needs no editor to make sense.
+  const source = loc?.lineText?.trim() ? ` (line ${loc.line}: ${loc.lineText.trim()})` : '';
   const more = errors.length > 1 ? ` (and ${errors.length - 1} more errors)` : '';
-  const hint = first.text.includes(CORE_SHIM_NAMESPACE) ? ' (job modules may import only ReboundError and ErrorCode from @rebound/core)' : '';
-  return `${where}${first.text}${hint}${more}`;
+  const unresolved = /^Could not resolve "([^"]+)"/.exec(first.text)?.[1];
+  const pkg = unresolved === undefined ? undefined : packageOfSpecifier(unresolved);
+  const hint = first.text.includes(CORE_SHIM_NAMESPACE)
+    ? ' (job modules may import only ReboundError and ErrorCode from @rebound/core)'
+    : pkg !== undefined
+      ? `; package '${pkg}' is not installed: run 'npm install ${pkg}' in ${entryDir} (or a parent directory)`
+      : '';
+  return `${where}${first.text}${source}${hint}${more}`;
 }
+
+/**
+ * This package's own entry points (its package.json exports), e.g. `@rebound/api/testing`. Found
+ * by name, not next to this file: in the CLI's compiled bundle this code lives in packages/cli/dist.
+ */
+function ownEntryPoints(): ReadonlyMap<string, string> {
+  let dir = dirname(createRequire(import.meta.url).resolve('@rebound/api'));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  const pkgUrl = pathToFileURL(join(dir, 'package.json'));
+  const pkg = JSON.parse(readFileSync(pkgUrl, 'utf8')) as { name: string; exports: Record<string, string> };
+  return new Map(
+    Object.entries(pkg.exports).map(([sub, file]) => [
+      sub === '.' ? pkg.name : `${pkg.name}/${sub.replace(/^\.\//, '')}`,
+      fileURLToPath(new URL(file, pkgUrl)),
+    ]),
+  );
+}
+
+const API_SPECIFIER = /^@rebound\/api(\/.*)?$/;
+const SKIP_FALLBACK = Symbol('rebound-api-fallback');
 
 /**
  * Bundles a job module (TypeScript or JavaScript) with everything it imports, including its own
@@ -62,7 +102,9 @@ export async function bundleJobModule(entryFile: string): Promise<JobModuleBundl
   const entry = resolve(entryFile);
   const st = await stat(entry).catch(() => undefined);
   if (!st?.isFile()) {
-    throw moduleInvalid(`job module ${entry} does not exist; pass the path of a file that ends with export default defineJob(...)`);
+    throw moduleInvalid(
+      `job module ${entry} does not exist; pass the path of a file that ends with export default defineJob(...)`,
+    );
   }
   // Loaded lazily: a bundled job module contains this file too but never bundles anything.
   const esbuild = await import('esbuild');
@@ -84,19 +126,45 @@ export async function bundleJobModule(entryFile: string): Promise<JobModuleBundl
       banner: { js: REQUIRE_BANNER },
       plugins: [
         {
+          // A job outside a project that has @rebound/api installed (a file in ~/jobs, a folder
+          // without package.json) gets this copy: the one the CLI and the daemons run. The bundle
+          // inlines it, so the JobMaster and TaskManagers never resolve anything themselves.
+          name: 'rebound-api-fallback',
+          setup(build) {
+            build.onResolve({ filter: API_SPECIFIER }, async (args) => {
+              if (args.pluginData === SKIP_FALLBACK) return undefined;
+              const own = await build.resolve(args.path, {
+                kind: args.kind,
+                resolveDir: args.resolveDir,
+                importer: args.importer,
+                pluginData: SKIP_FALLBACK,
+              });
+              if (own.errors.length === 0) return { path: own.path, ...(own.external ? { external: true } : {}) };
+              const path = ownEntryPoints().get(args.path);
+              return path === undefined ? undefined : { path };
+            });
+          },
+        },
+        {
           name: 'rebound-core-shim',
           setup(build) {
-            build.onResolve({ filter: /^@rebound\/core$/ }, () => ({ path: '@rebound/core', namespace: CORE_SHIM_NAMESPACE }));
-            build.onLoad({ filter: /.*/, namespace: CORE_SHIM_NAMESPACE }, () => ({ contents: coreShimSource(), loader: 'js' }));
+            build.onResolve({ filter: /^@rebound\/core$/ }, () => ({
+              path: '@rebound/core',
+              namespace: CORE_SHIM_NAMESPACE,
+            }));
+            build.onLoad({ filter: /.*/, namespace: CORE_SHIM_NAMESPACE }, () => ({
+              contents: coreShimSource(),
+              loader: 'js',
+            }));
           },
         },
       ],
     });
     const out = result.outputFiles?.[0];
-    if (!out) throw new Error('esbuild produced no output');
+    if (!out) throw moduleInvalid('esbuild produced no output');
     code = out.contents;
   } catch (err) {
-    throw moduleInvalid(`job module ${entry} failed to bundle: ${describeBuildFailure(err)}`, err);
+    throw moduleInvalid(`job module ${entry} failed to bundle: ${describeBuildFailure(err, dirname(entry))}`, err);
   }
   return { code, digest: createHash('sha256').update(code).digest('hex') };
 }

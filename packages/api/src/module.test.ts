@@ -53,7 +53,11 @@ describe('job module bundling and loading', () => {
     expect(v.source_supports_batch_snapshot).toBe(false);
     const source = built.operators.get(v.source_operator_id!);
     if (source?.kind !== 'source') throw new Error('expected a source');
-    const enumerator = await source.source.createEnumerator({ parallelism: 1, assignSplit() {}, signalNoMoreSplits() {} });
+    const enumerator = await source.source.createEnumerator({
+      parallelism: 1,
+      assignSplit() {},
+      signalNoMoreSplits() {},
+    });
     const err = await failure(Promise.resolve().then(() => enumerator.snapshotState(NO_CHECKPOINT)));
     expect(err.code).toBe('ILLEGAL_STATE');
   });
@@ -73,7 +77,9 @@ describe('job module bundling and loading', () => {
     const none = writeModule('export const x = 1;\n');
     const e1 = await failure(loadJobModule(none));
     expect(e1.code).toBe('JOB_MODULE_INVALID');
-    expect(e1.message).toBe(`job module ${none} has no default export; end it with: export default defineJob('name', (env, args) => { ... })`);
+    expect(e1.message).toBe(
+      `job module ${none} has no default export; end it with: export default defineJob('name', (env, args) => { ... })`,
+    );
 
     const wrong = writeModule('export default { name: "x", build() {} };\n');
     const e2 = await failure(loadJobModule(wrong));

@@ -67,7 +67,12 @@ export interface Source<T, Split extends SourceSplit = SourceSplit, State = unkn
   readonly supportsBatchSnapshot: boolean;
   /** Number of splits, when known up front (used to pick a default parallelism). */
   estimateSplits?(): number | undefined;
-  createEnumerator(ctx: SplitEnumeratorContext<Split>): SplitEnumerator<Split, State> | Promise<SplitEnumerator<Split, State>>;
-  restoreEnumerator(ctx: SplitEnumeratorContext<Split>, state: State): SplitEnumerator<Split, State> | Promise<SplitEnumerator<Split, State>>;
+  createEnumerator(
+    ctx: SplitEnumeratorContext<Split>,
+  ): SplitEnumerator<Split, State> | Promise<SplitEnumerator<Split, State>>;
+  restoreEnumerator(
+    ctx: SplitEnumeratorContext<Split>,
+    state: State,
+  ): SplitEnumerator<Split, State> | Promise<SplitEnumerator<Split, State>>;
   createReader(ctx: SourceReaderContext): SourceReader<T, Split>;
 }

@@ -70,13 +70,29 @@ export interface ReduceTransformation extends Base {
    */
   readonly sumOf?: { readonly field: string | number; value(record: Record): number };
 }
-/** Hash join: the right input is built into memory, the left input probes it. */
+export type JoinType = 'inner' | 'leftOuter' | 'rightOuter' | 'fullOuter';
+
+/**
+ * Hash join: the right input is built into memory, the left input probes it. Outer joins call
+ * `fn` with null for the missing side: left rows without a match as they are probed, right rows
+ * without one after the probe, in the order they were built (so a rerun emits the same records).
+ */
 export interface JoinTransformation extends Base {
   readonly kind: 'join';
   /** keyBy transformations of the two inputs. */
   readonly left: string;
   readonly right: string;
   readonly fn: (left: Record, right: Record) => Record;
+  /** Default 'inner'. */
+  readonly joinType?: JoinType;
+}
+/**
+ * The records of all inputs (keyBy transformations: the exchange is HASH on the whole record),
+ * each input read to its end in order.
+ */
+export interface UnionTransformation extends Base {
+  readonly kind: 'union';
+  readonly inputs: readonly string[];
 }
 export interface SinkTransformation extends Base {
   readonly kind: 'sink';
@@ -85,6 +101,13 @@ export interface SinkTransformation extends Base {
   readonly path: string;
   /** Record to line. */
   readonly format: (record: Record) => string;
+  /** A first line of every file (a CSV header), without its newline. */
+  readonly header?: string;
+  /**
+   * The sink of collect(): `path` is '' and the leader sets it at submission (the job's collect
+   * directory); lines are JSON values, streamed to the client once committed.
+   */
+  readonly collect?: boolean;
 }
 
 export type Transformation =
@@ -96,4 +119,5 @@ export type Transformation =
   | KeyByTransformation
   | ReduceTransformation
   | JoinTransformation
+  | UnionTransformation
   | SinkTransformation;

@@ -1,3 +1,5 @@
+import { fmix32 } from '@rebound/core/hash';
+
 /**
  * Deterministic data of the examples, as pure functions of (seed, index): any split of a generated
  * source can be produced again after a failure, and tests compute expected results independently.
@@ -10,13 +12,9 @@ export function wordsOf(line: string): string[] {
 
 /** A uniformly spread 32-bit value for (seed, index, salt): murmur3's finalizer over the mix. */
 export function random32(seed: number, index: number, salt: number): number {
-  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(index + 1, 0xc2b2ae35) ^ Math.imul(salt + 1, 0x27d4eb2f);
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return fmix32(
+    Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(index + 1, 0xc2b2ae35) ^ Math.imul(salt + 1, 0x27d4eb2f),
+  );
 }
 
 /** An integer in [lo, hi]. */
@@ -73,51 +71,6 @@ export function lineItem(seed: number, i: number): LineItem {
   };
 }
 
-/** Per-row money of Q1, rounded to cents per row (TPC-H allows it; keeps sums exact integers). */
-export function discountedPrice(item: LineItem): number {
-  return Math.round((item.extendedprice * (100 - item.discount)) / 100);
-}
-export function charge(item: LineItem): number {
-  return Math.round((item.extendedprice * (100 - item.discount) * (100 + item.tax)) / 10_000);
-}
-
-/** Q1's per-group accumulator: [returnflag, linestatus, qty, base, discPrice, charge, discountPercents, count]. */
-export type Q1Acc = [string, string, number, number, number, number, number, number];
-
-export function q1Acc(item: LineItem): Q1Acc {
-  return [item.returnflag, item.linestatus, item.quantity, item.extendedprice, discountedPrice(item), charge(item), item.discount, 1];
-}
-
-export function mergeQ1(a: Q1Acc, b: Q1Acc): Q1Acc {
-  return [a[0], a[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5], a[6] + b[6], a[7] + b[7]];
-}
-
-function money(cents: number): string {
-  const sign = cents < 0 ? '-' : '';
-  const c = Math.abs(cents);
-  return `${sign}${Math.floor(c / 100)}.${String(c % 100).padStart(2, '0')}`;
-}
-
-/**
- * One output line of Q1:
- * `returnflag|linestatus|sum_qty|sum_base_price|sum_disc_price|sum_charge|avg_qty|avg_price|avg_disc|count_order`.
- */
-export function formatQ1(acc: Q1Acc): string {
-  const [flag, status, qty, base, disc, chg, discPct, count] = acc;
-  return [
-    flag,
-    status,
-    String(qty),
-    money(base),
-    money(disc),
-    money(chg),
-    (qty / count).toFixed(2),
-    (base / count / 100).toFixed(2),
-    (discPct / count / 100).toFixed(2),
-    String(count),
-  ].join('|');
-}
-
 export interface Customer {
   readonly custkey: number;
   readonly name: string;
@@ -131,9 +84,31 @@ export interface Order {
 }
 
 const NATIONS = [
-  'ALGERIA', 'ARGENTINA', 'BRAZIL', 'CANADA', 'EGYPT', 'ETHIOPIA', 'FRANCE', 'GERMANY', 'INDIA', 'INDONESIA',
-  'IRAN', 'IRAQ', 'JAPAN', 'JORDAN', 'KENYA', 'MOROCCO', 'MOZAMBIQUE', 'PERU', 'CHINA', 'ROMANIA',
-  'SAUDI ARABIA', 'VIETNAM', 'RUSSIA', 'UNITED KINGDOM', 'UNITED STATES',
+  'ALGERIA',
+  'ARGENTINA',
+  'BRAZIL',
+  'CANADA',
+  'EGYPT',
+  'ETHIOPIA',
+  'FRANCE',
+  'GERMANY',
+  'INDIA',
+  'INDONESIA',
+  'IRAN',
+  'IRAQ',
+  'JAPAN',
+  'JORDAN',
+  'KENYA',
+  'MOROCCO',
+  'MOZAMBIQUE',
+  'PERU',
+  'CHINA',
+  'ROMANIA',
+  'SAUDI ARABIA',
+  'VIETNAM',
+  'RUSSIA',
+  'UNITED KINGDOM',
+  'UNITED STATES',
 ];
 
 /** Customer i has custkey i (0 .. customers-1). */
@@ -156,9 +131,4 @@ export function order(seed: number, i: number, customers: number): Order {
     custkey: keySpace > 0 ? random32(seed, i, 12) % keySpace : 0,
     totalprice: between(seed, i, 13, 100, 50_000_000),
   };
-}
-
-/** One output line of the join example. */
-export function formatJoined(o: Order, c: Customer): string {
-  return `${o.orderkey}\t${c.custkey}\t${c.name}\t${c.nation}\t${money(o.totalprice)}`;
 }

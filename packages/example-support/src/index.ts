@@ -1,2 +1,4 @@
 export * from './args.js';
 export * from './data.js';
+export * from './tpch-csv.js';
+export * from './reference.js';

@@ -5,7 +5,15 @@ import { computeRangeSplits, rowGeneratorSource, sequenceSource, type RangeSplit
 import { legacySequenceSource } from './legacy-sequence-source.js';
 
 function ctx<S extends SourceSplit>(assigned: S[], noMore: number[] = []): SplitEnumeratorContext<S> {
-  return { parallelism: 2, assignSplit: (s) => { assigned.push(s); }, signalNoMoreSplits: (t) => { noMore.push(t); } };
+  return {
+    parallelism: 2,
+    assignSplit: (s) => {
+      assigned.push(s);
+    },
+    signalNoMoreSplits: (t) => {
+      noMore.push(t);
+    },
+  };
 }
 
 async function readSplit<T>(read: (s: RangeSplit) => AsyncIterable<T[]>, s: RangeSplit): Promise<T[][]> {
@@ -43,7 +51,13 @@ describe('generator sources', () => {
     const e = src.createEnumerator(ctx(first));
     e.handleSplitRequest(0);
     const state = JSON.parse(JSON.stringify(e.snapshotState(NO_CHECKPOINT)));
-    expect(state).toEqual({ splits: [{ id: 'range-2-4', start: 2, end: 4 }, { id: 'range-4-5', start: 4, end: 5 }], total: 3 });
+    expect(state).toEqual({
+      splits: [
+        { id: 'range-2-4', start: 2, end: 4 },
+        { id: 'range-4-5', start: 4, end: 5 },
+      ],
+      total: 3,
+    });
     const again: RangeSplit[] = [];
     const noMore: number[] = [];
     const r = src.restoreEnumerator(ctx(again, noMore), state);
@@ -84,7 +98,10 @@ describe('legacy sequence source', () => {
       return undefined;
     })();
     expect(err).toBeInstanceOf(ReboundError);
-    expect(err).toMatchObject({ code: 'ILLEGAL_STATE', message: expect.stringMatching(/does not support batch snapshots/) });
+    expect(err).toMatchObject({
+      code: 'ILLEGAL_STATE',
+      message: expect.stringMatching(/does not support batch snapshots/),
+    });
     expect(() => src.restoreEnumerator()).toThrow(/no snapshot to restore/);
   });
 });

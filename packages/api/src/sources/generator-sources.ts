@@ -67,7 +67,10 @@ export class RangeGeneratorSource<T> implements Source<T, RangeSplit, SplitQueue
     return new SplitQueueEnumerator(ctx, this.splits());
   }
 
-  restoreEnumerator(ctx: SplitEnumeratorContext<RangeSplit>, state: SplitQueueState<RangeSplit>): SplitQueueEnumerator<RangeSplit> {
+  restoreEnumerator(
+    ctx: SplitEnumeratorContext<RangeSplit>,
+    state: SplitQueueState<RangeSplit>,
+  ): SplitQueueEnumerator<RangeSplit> {
     return new SplitQueueEnumerator(ctx, splitsOfState<RangeSplit>(this.sourceName, state), totalOfState(state));
   }
 
@@ -94,7 +97,11 @@ export function sequenceSource(from: number, to: number, options: GeneratorOptio
 }
 
 /** Rows fn(0) .. fn(count - 1). */
-export function rowGeneratorSource<T>(count: number, fn: (i: number) => T, options: GeneratorOptions = {}): RangeGeneratorSource<T> {
+export function rowGeneratorSource<T>(
+  count: number,
+  fn: (i: number) => T,
+  options: GeneratorOptions = {},
+): RangeGeneratorSource<T> {
   checkInt(count, 'generateRows: count', 0);
   if (typeof fn !== 'function') throw jobInvalid('generateRows: the row function must be a function (i) => row');
   return new RangeGeneratorSource('Rows', 0, count, fn, options);

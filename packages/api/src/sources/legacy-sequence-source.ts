@@ -1,5 +1,11 @@
-import { ErrorCode, ReboundError } from '@rebound/core';
-import { NO_CHECKPOINT, type Source, type SourceReader, type SplitEnumerator, type SplitEnumeratorContext } from '../source.js';
+import { SourceStateError } from '../errors.js';
+import {
+  NO_CHECKPOINT,
+  type Source,
+  type SourceReader,
+  type SplitEnumerator,
+  type SplitEnumeratorContext,
+} from '../source.js';
 import { RangeGeneratorSource, type GeneratorOptions, type RangeSplit } from './generator-sources.js';
 
 /**
@@ -33,8 +39,7 @@ class LegacySequenceEnumerator implements SplitEnumerator<RangeSplit, never> {
   addReader(): void {}
 
   snapshotState(checkpointId: number): never {
-    throw new ReboundError(
-      ErrorCode.ILLEGAL_STATE,
+    throw new SourceStateError(
       checkpointId === NO_CHECKPOINT
         ? 'LegacySequence: this enumerator does not support batch snapshots (no SupportsBatchSnapshot)'
         : `LegacySequence: checkpoint ${checkpointId}: checkpoints are not supported in batch jobs`,
@@ -63,8 +68,7 @@ export class LegacySequenceSource implements Source<number, RangeSplit, never> {
   }
 
   restoreEnumerator(): SplitEnumerator<RangeSplit, never> {
-    throw new ReboundError(
-      ErrorCode.ILLEGAL_STATE,
+    throw new SourceStateError(
       'LegacySequence: the enumerator has no snapshot to restore from; create a new one with createEnumerator',
     );
   }

@@ -1,4 +1,4 @@
-import { ErrorCode, ReboundError } from '@rebound/core';
+import { SourceStateError } from '../errors.js';
 import type { SourceSplit, SplitEnumerator, SplitEnumeratorContext } from '../source.js';
 
 /** Enumerator state of the built-in sources: the splits not yet handed out (JSON). */
@@ -16,9 +16,7 @@ export interface SplitQueueState<Split extends SourceSplit> {
  * supports batch snapshots: assigned splits are tracked by the SourceCoordinator (and come back
  * through addSplitsBack when their reader fails).
  */
-export class SplitQueueEnumerator<Split extends SourceSplit>
-  implements SplitEnumerator<Split, SplitQueueState<Split>>
-{
+export class SplitQueueEnumerator<Split extends SourceSplit> implements SplitEnumerator<Split, SplitQueueState<Split>> {
   readonly supportsBatchSnapshot: boolean = true;
   private readonly queue: Split[];
   private readonly total: number;
@@ -76,8 +74,7 @@ export class SplitQueueEnumerator<Split extends SourceSplit>
 export function splitsOfState<Split extends SourceSplit>(sourceName: string, state: unknown): Split[] {
   const splits = (state as { splits?: unknown } | null)?.splits;
   if (!Array.isArray(splits) || !splits.every((s) => typeof (s as SourceSplit | null)?.id === 'string')) {
-    throw new ReboundError(
-      ErrorCode.ILLEGAL_STATE,
+    throw new SourceStateError(
       `${sourceName}: enumerator state must be {"splits": [{"id": ...}, ...]}, got ${JSON.stringify(state)}`,
     );
   }

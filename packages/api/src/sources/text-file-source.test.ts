@@ -35,7 +35,12 @@ async function readAll(split: TextFileSplit, opts = {}): Promise<string[][]> {
   return batches;
 }
 
-async function linesOfAllSplits(path: string, size: number, splitSize: number, readBufferBytes: number): Promise<string[]> {
+async function linesOfAllSplits(
+  path: string,
+  size: number,
+  splitSize: number,
+  readBufferBytes: number,
+): Promise<string[]> {
   const splits = computeTextFileSplits([{ path, size }], splitSize);
   const out: string[] = [];
   for (const s of splits) for (const b of await readAll(s, { readBufferBytes, batchSize: 3 })) out.push(...b);
@@ -107,7 +112,8 @@ describe('text file splits', () => {
   it('lists a directory sorted, skipping hidden and _-prefixed names and subdirectories', async () => {
     const dir = join(root, 'listing');
     mkdirSync(join(dir, 'sub'), { recursive: true });
-    for (const n of ['b.txt', 'a.txt', '.crc', '_SUCCESS', 'c.txt']) writeFileSync(join(dir, n), n === 'c.txt' ? '' : 'x\n');
+    for (const n of ['b.txt', 'a.txt', '.crc', '_SUCCESS', 'c.txt'])
+      writeFileSync(join(dir, n), n === 'c.txt' ? '' : 'x\n');
     writeFileSync(join(dir, 'sub', 'd.txt'), 'x\n');
     const files = await listInputFiles(dir);
     expect(files.map((f) => f.path.slice(dir.length + 1))).toEqual(['a.txt', 'b.txt', 'c.txt']);
@@ -175,6 +181,8 @@ describe('text file enumerator', () => {
 
   it('rejects a malformed state', () => {
     const source = new TextFileSource(root);
-    expect(() => source.restoreEnumerator(recordingContext().ctx, { nope: 1 } as never)).toThrow(/enumerator state must be/);
+    expect(() => source.restoreEnumerator(recordingContext().ctx, { nope: 1 } as never)).toThrow(
+      /enumerator state must be/,
+    );
   });
 });

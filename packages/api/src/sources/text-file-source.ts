@@ -157,11 +157,17 @@ function pushLines(text: string, batch: string[]): void {
  * sequence, so byte ranges are safe to cut anywhere, and so is a chunk at its last newline: each
  * chunk's whole lines are decoded at once, the partial line after them waits for the next chunk.
  */
-export async function* readTextSplit(split: TextFileSplit, options: TextFileSourceOptions = {}): AsyncGenerator<string[]> {
+export async function* readTextSplit(
+  split: TextFileSplit,
+  options: TextFileSourceOptions = {},
+): AsyncGenerator<string[]> {
   const delayMs = options.recordDelayMs ?? 0;
   const batchSize = delayMs > 0 ? 1 : (options.batchSize ?? DEFAULT_TEXT_BATCH_SIZE);
   const readStart = split.start === 0 ? 0 : split.start - 1;
-  const stream = createReadStream(split.path, { start: readStart, highWaterMark: options.readBufferBytes ?? DEFAULT_TEXT_READ_BUFFER_BYTES });
+  const stream = createReadStream(split.path, {
+    start: readStart,
+    highWaterMark: options.readBufferBytes ?? DEFAULT_TEXT_READ_BUFFER_BYTES,
+  });
   let carry: Buffer | undefined; // a partial line: the bytes after the last newline seen
   let carryPos = readStart; // file offset of carry[0] (or of the next chunk when there is no carry)
   let skipping = split.start !== 0;
@@ -224,6 +230,7 @@ export async function* readTextSplit(split: TextFileSplit, options: TextFileSour
 }
 
 function positiveInt(n: number, what: string): number {
-  if (!Number.isSafeInteger(n) || n <= 0) throw jobInvalid(`readTextFiles: ${what} must be a positive integer, got ${n}`);
+  if (!Number.isSafeInteger(n) || n <= 0)
+    throw jobInvalid(`readTextFiles: ${what} must be a positive integer, got ${n}`);
   return n;
 }

@@ -1,13 +1,22 @@
+import { jobInvalid } from '../errors.js';
 import type { BuiltJob } from '../job-graph.js';
 import { groupingKey } from '../hash.js';
 import type { ProcessContext } from '../coordinator.js';
 import type { SourceSplit, SplitEnumeratorContext } from '../source.js';
 import type { Transformation } from '../transformations.js';
 
+/** The key of runLocally's result that holds collect()'s lines (one JSON value each). */
+export const COLLECT_SINK_KEY = 'collect()';
+
+/** The records collect() returned, from runLocally's result (empty without a collect()). */
+export function collectedRecords(sinks: ReadonlyMap<string, readonly string[]>): unknown[] {
+  return (sinks.get(COLLECT_SINK_KEY) ?? []).map((line) => JSON.parse(line) as unknown);
+}
+
 /**
  * A single-process reference interpreter of a built job, for tests of the API and the examples:
  * every vertex runs as one subtask, records stay in memory, and each sink's lines are returned
- * instead of written. Not the TaskManager's operator runtime (no partitions, no parallelism).
+ * instead of written (a sink's header first). Not the TaskManager's operator runtime (no partitions, no parallelism).
  */
 export async function runLocally(job: BuiltJob): Promise<Map<string, string[]>> {
   const ops = job.operators;
@@ -17,7 +26,7 @@ export async function runLocally(job: BuiltJob): Promise<Map<string, string[]>> 
 
   const keyed = (vertexId: string, keyById: string): Map<unknown, { key: unknown; records: unknown[] }> => {
     const kb = op(keyById);
-    if (kb.kind !== 'keyBy') throw new Error(`${keyById} is not a keyBy`);
+    if (kb.kind !== 'keyBy') throw jobInvalid(`${keyById} is not a keyBy`);
     const groups = new Map<unknown, { key: unknown; records: unknown[] }>();
     for (const r of outputs.get(vertexId)!) {
       const key = kb.keySelector(r);
@@ -64,13 +73,26 @@ export async function runLocally(job: BuiltJob): Promise<Map<string, string[]>> 
       }
     } else if (head.kind === 'join') {
       const [l, r] = v.inputs!;
+      const type = head.joinType ?? 'inner';
       const build = keyed(r!.source_vertex_id!, r!.key_selector_id!);
-      for (const { key, records: lefts } of keyed(l!.source_vertex_id!, l!.key_selector_id!).values()) {
-        const rights = build.get(groupingKey(key))?.records ?? [];
-        for (const left of lefts) for (const right of rights) records.push(head.fn(left, right));
+      const matched = new Set<unknown>();
+      for (const [g, { records: lefts }] of keyed(l!.source_vertex_id!, l!.key_selector_id!)) {
+        const rights = build.get(g)?.records;
+        if (rights) matched.add(g);
+        for (const left of lefts) {
+          if (rights) for (const right of rights) records.push(head.fn(left, right));
+          else if (type === 'leftOuter' || type === 'fullOuter') records.push(head.fn(left, null));
+        }
       }
+      if (type === 'rightOuter' || type === 'fullOuter') {
+        for (const [g, { records: rights }] of build) {
+          if (!matched.has(g)) for (const right of rights) records.push(head.fn(null, right));
+        }
+      }
+    } else if (head.kind === 'union') {
+      for (const edge of v.inputs!) records.push(...outputs.get(edge.source_vertex_id!)!);
     } else {
-      throw new Error(`vertex ${v.id} starts with a ${head.kind}`);
+      throw jobInvalid(`vertex ${v.id} starts with a ${head.kind}`);
     }
     for (const id of chainIds) {
       const t = op(id);
@@ -93,8 +115,12 @@ export async function runLocally(job: BuiltJob): Promise<Map<string, string[]>> 
             parallelism: 1,
             attempt: 0,
             sendRequestToCoordinator: async (request) => {
-              if (!coordinator) throw new Error(`operator ${t.id} has no coordinator`);
-              return JSON.parse(JSON.stringify((await coordinator.handleRequest(0, 0, JSON.parse(JSON.stringify(request ?? null)))) ?? null)) as unknown;
+              if (!coordinator) throw jobInvalid(`operator ${t.id} has no coordinator`);
+              return JSON.parse(
+                JSON.stringify(
+                  (await coordinator.handleRequest(0, 0, JSON.parse(JSON.stringify(request ?? null)))) ?? null,
+                ),
+              ) as unknown;
             },
           };
           const fn = t.create();
@@ -109,10 +135,13 @@ export async function runLocally(job: BuiltJob): Promise<Map<string, string[]>> 
           break;
         }
         case 'sink':
-          sinks.set(t.path, records.map((r) => t.format(r)));
+          sinks.set(t.collect ? COLLECT_SINK_KEY : t.path, [
+            ...(t.header !== undefined ? [t.header] : []),
+            ...records.map((r) => t.format(r)),
+          ]);
           break;
         default:
-          throw new Error(`${t.kind} ${t.id} cannot be chained`);
+          throw jobInvalid(`${t.kind} ${t.id} cannot be chained`);
       }
     }
     outputs.set(v.id!, records);
