@@ -16,14 +16,16 @@ afterAll(() => {
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-
 describe('-D parsing', () => {
   it('collects repeated values in order', () => {
     expect(collect('b=2', collect('a=1', []))).toEqual(['a=1', 'b=2']);
   });
 
   it('parses key=value pairs, trimming and keeping = in values', () => {
-    expect(parseDynamicProperties(['rpc.timeout = 3 s', 'jobmaster.bind-host=a=b'])).toEqual({ 'rpc.timeout': '3 s', 'jobmaster.bind-host': 'a=b' });
+    expect(parseDynamicProperties(['rpc.timeout = 3 s', 'jobmaster.bind-host=a=b'])).toEqual({
+      'rpc.timeout': '3 s',
+      'jobmaster.bind-host': 'a=b',
+    });
   });
 
   it('names an unknown key', () => {
@@ -32,7 +34,9 @@ describe('-D parsing', () => {
   });
 
   it('names the key of a bad duration', () => {
-    expect(() => parseDynamicProperties(['heartbeat.timeout=soon'])).toThrow(/heartbeat.timeout: 'soon' is not a duration/);
+    expect(() => parseDynamicProperties(['heartbeat.timeout=soon'])).toThrow(
+      /heartbeat.timeout: 'soon' is not a duration/,
+    );
   });
 
   it('rejects an argument without =', () => {
@@ -53,7 +57,9 @@ describe('buildConfiguration', () => {
   });
 
   it('fails on a missing config file with its path', () => {
-    expect(() => buildConfiguration({ configFile: '/nonexistent/rebound.yaml', dynamic: [] })).toThrow(/cannot read config file \/nonexistent\/rebound.yaml/);
+    expect(() => buildConfiguration({ configFile: '/nonexistent/rebound.yaml', dynamic: [] })).toThrow(
+      /cannot read config file \/nonexistent\/rebound.yaml/,
+    );
   });
 });
 

@@ -6,6 +6,7 @@ import {
   ErrorCode,
   JobNotFoundError,
   NotLeaderError,
+  toServiceError,
   bindServer,
   handleUnary,
   loadProto,
@@ -28,14 +29,16 @@ afterAll(() => {
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-
 const servers: grpc.Server[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => shutdownServer(s, 100)));
 });
 
 /** A Dispatcher on 127.0.0.1:0 that leads while `leads()` says so. */
-async function dispatcher(leads: () => boolean, statuses: JobStatus[] = []): Promise<{ address: string; calls: () => number }> {
+async function dispatcher(
+  leads: () => boolean,
+  statuses: JobStatus[] = [],
+): Promise<{ address: string; calls: () => number }> {
   let calls = 0;
   const guard = (): void => {
     calls++;
@@ -52,6 +55,7 @@ async function dispatcher(leads: () => boolean, statuses: JobStatus[] = []): Pro
     }),
     CancelJob: handleUnary(() => (guard(), { state: 'CANCELLING' })),
     GetClusterOverview: handleUnary(() => (guard(), { jobmaster_id: 'jm', epoch: 1, task_managers: [] })),
+    FetchJobResult: (call) => call.emit('error', toServiceError(new NotLeaderError())),
   };
   const server = new grpc.Server();
   server.addService(loadProto().Dispatcher.service, handlers);
@@ -60,7 +64,10 @@ async function dispatcher(leads: () => boolean, statuses: JobStatus[] = []): Pro
   return { address: `127.0.0.1:${port}`, calls: () => calls };
 }
 
-function haDirWithLeader(): { haDir: string; setLeader: (epoch: number, jobmasterId: string, address: string) => void } {
+function haDirWithLeader(): {
+  haDir: string;
+  setLeader: (epoch: number, jobmasterId: string, address: string) => void;
+} {
   const haDir = tempDir('rebound-client-');
   const setLeader = (epoch: number, jobmasterId: string, address: string): void =>
     writeFileSync(join(haDir, 'leader.json'), JSON.stringify({ epoch, jobmasterId, address, electedAtMs: Date.now() }));
@@ -100,7 +107,10 @@ describe('ClusterClient', () => {
     const a = await dispatcher(() => true);
     const client = new ClusterClient({ kind: 'address', address: a.address }, fast);
     try {
-      await expect(client.getJobStatus('missing')).rejects.toMatchObject({ code: ErrorCode.JOB_NOT_FOUND, message: expect.stringContaining('no job with id missing') });
+      await expect(client.getJobStatus('missing')).rejects.toMatchObject({
+        code: ErrorCode.JOB_NOT_FOUND,
+        message: expect.stringContaining('no job with id missing'),
+      });
       expect(a.calls()).toBe(1);
     } finally {
       client.close();
@@ -111,7 +121,9 @@ describe('ClusterClient', () => {
     const a = await dispatcher(() => false);
     const client = new ClusterClient({ kind: 'address', address: a.address }, fast);
     try {
-      await expect(client.listJobs()).rejects.toThrow(`the JobMaster at ${a.address} is not the leader; use --ha-dir or --cluster`);
+      await expect(client.listJobs()).rejects.toThrow(
+        `the JobMaster at ${a.address} is not the leader; use --ha-dir or --cluster`,
+      );
     } finally {
       client.close();
     }
@@ -122,7 +134,9 @@ describe('ClusterClient', () => {
     setLeader(3, 'jm-x', '127.0.0.1:1');
     const client = new ClusterClient({ kind: 'ha', haDir }, { ...fast, failoverTimeoutMs: 200 });
     try {
-      await expect(client.listJobs()).rejects.toThrow(/ListJobs: the leader jm-x \(epoch 3\) at 127.0.0.1:1 did not answer within 0.2 s/);
+      await expect(client.listJobs()).rejects.toThrow(
+        /ListJobs: the leader jm-x \(epoch 3\) at 127.0.0.1:1 did not answer within 0.2 s/,
+      );
     } finally {
       client.close();
     }
@@ -132,7 +146,10 @@ describe('ClusterClient', () => {
     const haDir = tempDir('rebound-client-');
     const client = new ClusterClient({ kind: 'ha', haDir }, { ...fast, failoverTimeoutMs: 100 });
     try {
-      await expect(client.listJobs()).rejects.toMatchObject({ code: ErrorCode.LEADER_NOT_FOUND, message: expect.stringContaining('no JobMaster was elected leader') });
+      await expect(client.listJobs()).rejects.toMatchObject({
+        code: ErrorCode.LEADER_NOT_FOUND,
+        message: expect.stringContaining('no JobMaster was elected leader'),
+      });
     } finally {
       client.close();
     }
@@ -142,7 +159,9 @@ describe('ClusterClient', () => {
 describe('resolveClusterTarget', () => {
   it('fails at once without a cluster or with an empty HA dir', async () => {
     const dir = tempDir('rebound-target-');
-    await expect(resolveClusterTarget({ cluster: dir })).rejects.toThrow(/no cluster in .*; start one with 'rebound local up/);
+    await expect(resolveClusterTarget({ cluster: dir })).rejects.toThrow(
+      /no cluster in .*; start one with 'rebound local up/,
+    );
     await expect(resolveClusterTarget({ haDir: dir })).rejects.toMatchObject({ code: ErrorCode.HA_DIR_INVALID });
     await expect(resolveClusterTarget({ address: 'nonsense' })).rejects.toThrow(/expected HOST:PORT/);
     expect(await resolveClusterTarget({ address: 'h:1', haDir: dir })).toEqual({ kind: 'address', address: 'h:1' });
@@ -151,19 +170,31 @@ describe('resolveClusterTarget', () => {
 
 describe('followJob', () => {
   it('reports every change until the job is terminal', async () => {
-    const a = await dispatcher(() => true, [
-      { job_id: 'j', state: 'CREATED' },
-      { job_id: 'j', state: 'RUNNING' },
-      { job_id: 'j', state: 'RUNNING' },
-      { job_id: 'j', state: 'RECONCILING' },
-      { job_id: 'j', state: 'FINISHED' },
-    ]);
+    const a = await dispatcher(
+      () => true,
+      [
+        { job_id: 'j', state: 'CREATED' },
+        { job_id: 'j', state: 'RUNNING' },
+        { job_id: 'j', state: 'RUNNING' },
+        { job_id: 'j', state: 'RECONCILING' },
+        { job_id: 'j', state: 'FINISHED' },
+      ],
+    );
     const client = new ClusterClient({ kind: 'address', address: a.address }, fast);
     let out = '';
     try {
-      const final = await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), { pollIntervalMs: 1, reconnectTimeoutMs: 1_000 });
+      const final = await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), {
+        pollIntervalMs: 1,
+        reconnectTimeoutMs: 1_000,
+      });
       expect(final.state).toBe('FINISHED');
-      expect(out.trim().split('\n').filter((l) => l.startsWith('job ')).map((l) => l.split(' ')[2])).toEqual(['CREATED', 'RUNNING', 'RECONCILING', 'FINISHED']);
+      expect(
+        out
+          .trim()
+          .split('\n')
+          .filter((l) => l.startsWith('job '))
+          .map((l) => l.split(' ')[2]),
+      ).toEqual(['CREATED', 'RUNNING', 'RECONCILING', 'FINISHED']);
     } finally {
       client.close();
     }
@@ -171,32 +202,47 @@ describe('followJob', () => {
 
   it('observes a failover poll by poll: lost, new leader, loading, RECONCILING, finished', async () => {
     const { haDir, setLeader } = haDirWithLeader();
-    const v = (finished: number, state = 'RUNNING') => ({ id: 'v', name: 'Source', parallelism: 4, state, tasks: { finished } });
-    const b = await dispatcher(() => true, [
-      { job_id: 'j', state: 'CREATED', leader_epoch: 2 },
-      { job_id: 'j', state: 'RECONCILING', leader_epoch: 2, vertices: [v(2)] },
-      { job_id: 'j', state: 'FINISHED', leader_epoch: 2, vertices: [v(4, 'FINISHED')] },
-    ]);
-    let aCalls = 0;
-    const a = await dispatcher(
-      () => {
-        aCalls++;
-        // After two refused polls, a standby is elected.
-        if (aCalls === 7) setLeader(2, 'jm-b', b.address);
-        return aCalls <= 4;
-      },
-      [{ job_id: 'j', state: 'RUNNING', leader_epoch: 1, vertices: [v(1)] }, { job_id: 'j', state: 'RUNNING', leader_epoch: 1, vertices: [v(2)] }],
+    const v = (finished: number, state = 'RUNNING') => ({
+      id: 'v',
+      name: 'Source',
+      parallelism: 4,
+      state,
+      tasks: { finished },
+    });
+    const b = await dispatcher(
+      () => true,
+      [
+        { job_id: 'j', state: 'CREATED', leader_epoch: 2 },
+        { job_id: 'j', state: 'RECONCILING', leader_epoch: 2, vertices: [v(2)] },
+        { job_id: 'j', state: 'FINISHED', leader_epoch: 2, vertices: [v(4, 'FINISHED')] },
+      ],
     );
+    let aCalls = 0;
+    const a = await dispatcher(() => {
+      aCalls++;
+      // After two refused polls, a standby is elected.
+      if (aCalls === 7) setLeader(2, 'jm-b', b.address);
+      return aCalls <= 4;
+    }, [
+      { job_id: 'j', state: 'RUNNING', leader_epoch: 1, vertices: [v(1)] },
+      { job_id: 'j', state: 'RUNNING', leader_epoch: 1, vertices: [v(2)] },
+    ]);
     setLeader(1, 'jm-a', a.address);
     const client = new ClusterClient({ kind: 'ha', haDir }, fast);
     let out = '';
     try {
-      const final = await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), { pollIntervalMs: 1, reconnectTimeoutMs: 5_000 });
+      const final = await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), {
+        pollIntervalMs: 1,
+        reconnectTimeoutMs: 5_000,
+      });
       expect(final.state).toBe('FINISHED');
     } finally {
       client.close();
     }
-    const lines = out.trim().split('\n').map((l) => l.replace(/\d+(\.\d+)? m?s after/, 'T after').replace(/127\.0\.0\.1:\d+/, 'ADDR'));
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => l.replace(/\d+(\.\d+)? m?s after/, 'T after').replace(/127\.0\.0\.1:\d+/, 'ADDR'));
     expect(lines).toEqual([
       'job j RUNNING 1/4 tasks | Source 1/4 RUNNING',
       'job j RUNNING 2/4 tasks | Source 2/4 RUNNING',
@@ -211,7 +257,13 @@ describe('followJob', () => {
 
   it('reports the leader change of a failover already under way when it starts', async () => {
     const { haDir, setLeader } = haDirWithLeader();
-    const b = await dispatcher(() => true, [{ job_id: 'j', state: 'RUNNING', leader_epoch: 2 }, { job_id: 'j', state: 'FINISHED', leader_epoch: 2 }]);
+    const b = await dispatcher(
+      () => true,
+      [
+        { job_id: 'j', state: 'RUNNING', leader_epoch: 2 },
+        { job_id: 'j', state: 'FINISHED', leader_epoch: 2 },
+      ],
+    );
     let n = 0;
     const a = await dispatcher(() => {
       if (++n === 2) setLeader(2, 'jm-b', b.address);
@@ -221,7 +273,10 @@ describe('followJob', () => {
     const client = new ClusterClient({ kind: 'ha', haDir }, fast);
     let out = '';
     try {
-      await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), { pollIntervalMs: 1, reconnectTimeoutMs: 5_000 });
+      await followJob(client, 'j', new PlainProgress({ write: (t: string) => (out += t) }), {
+        pollIntervalMs: 1,
+        reconnectTimeoutMs: 5_000,
+      });
     } finally {
       client.close();
     }
@@ -232,7 +287,12 @@ describe('followJob', () => {
     const a = await dispatcher(() => true);
     const client = new ClusterClient({ kind: 'address', address: a.address }, fast);
     try {
-      await expect(followJob(client, 'missing', new PlainProgress({ write: () => true }), { pollIntervalMs: 1, reconnectTimeoutMs: 1_000 })).rejects.toMatchObject({
+      await expect(
+        followJob(client, 'missing', new PlainProgress({ write: () => true }), {
+          pollIntervalMs: 1,
+          reconnectTimeoutMs: 1_000,
+        }),
+      ).rejects.toMatchObject({
         code: ErrorCode.JOB_NOT_FOUND,
       });
     } finally {

@@ -1,22 +1,31 @@
 import { resolve } from 'node:path';
 import {
   CHANNEL_OPTIONS,
-  ClusterSecurity,
-  Configuration,
-  ErrorCode,
-  ReboundError,
-  fromServiceError,
-  loadProto,
-  sleep,
-  unary,
   type ClusterOverview__Output,
+  ClusterSecurity,
+  ConfigError,
+  Configuration,
   type DispatcherClient,
+  ErrorCode,
+  fromServiceError,
+  IllegalStateError,
+  InternalError,
+  type JobResultChunk__Output,
   type JobStatus__Output,
   type JobSummary__Output,
+  LeaderNotFoundError,
+  loadProto,
+  NotLeaderError,
+  ReboundError,
+  sleep,
   type SubmitJobRequest,
+  unary,
+  UnavailableError,
+  withContext,
 } from '@rebound/core';
 import { createHaServices, type HighAvailabilityServices } from '@rebound/ha';
-import { DEFAULT_WORKDIR, readClusterFile, tryReadClusterFile, type ClusterFile } from './cluster-file.js';
+import { readClusterFile, tryReadClusterFile, type ClusterFile } from './cluster-file.js';
+import { DEFAULT_WORKDIR, HA_DIR_ENV } from './names.js';
 import { propertiesFromEnv } from './env-properties.js';
 import { ClusterNotFoundError } from './errors.js';
 import { isProcessAlive } from './processes.js';
@@ -40,11 +49,7 @@ export interface LeaderAddress {
   readonly jobmasterId?: string;
 }
 
-/**
- * The HA directory a client uses when no option names the cluster: containers and scripts set it
- * once (the compose file's `client` service does) instead of passing --ha-dir to every command.
- */
-export const HA_DIR_ENV = 'REBOUND_HA_DIR';
+export { HA_DIR_ENV } from './names.js';
 
 /**
  * Resolves the command-line options to a target. `--address` wins over `--ha-dir`, which wins over
@@ -58,7 +63,7 @@ export async function resolveClusterTarget(
 ): Promise<ClusterTarget> {
   if (opts.address) {
     if (!/^[^\s:]+:\d+$/.test(opts.address) && !/^\[[0-9a-fA-F:]+\]:\d+$/.test(opts.address)) {
-      throw new ReboundError(ErrorCode.CONFIG_INVALID, `--address ${opts.address}: expected HOST:PORT`);
+      throw new ConfigError(`--address ${opts.address}: expected HOST:PORT`);
     }
     return { kind: 'address', address: opts.address };
   }
@@ -74,7 +79,9 @@ export async function resolveClusterTarget(
     const target: ClusterTarget = { kind: 'ha', haDir: resolve(cwd, fromEnv) };
     await withHaServices(target, (ha) => ha.assertUsable()).catch((err: unknown) => {
       // Only the file backend's complaint is about the directory the variable names.
-      throw err instanceof ReboundError && clientConfiguration(target).getString('high-availability.type') === 'file' ? new ReboundError(err.code, `${HA_DIR_ENV}=${fromEnv}: ${err.message}`, { cause: err }) : err;
+      throw err instanceof ReboundError && clientConfiguration(target).getString('high-availability.type') === 'file'
+        ? withContext(err, `${HA_DIR_ENV}=${fromEnv}: ${err.message}`)
+        : err;
     });
     return target;
   }
@@ -95,7 +102,10 @@ export function haServicesOf(target: Exclude<ClusterTarget, { kind: 'address' }>
 }
 
 /** Runs `fn` with the target's HA services, closed afterwards (an etcd client would keep the process alive). */
-export async function withHaServices<T>(target: Exclude<ClusterTarget, { kind: 'address' }>, fn: (ha: HighAvailabilityServices) => Promise<T>): Promise<T> {
+export async function withHaServices<T>(
+  target: Exclude<ClusterTarget, { kind: 'address' }>,
+  fn: (ha: HighAvailabilityServices) => Promise<T>,
+): Promise<T> {
   const ha = haServicesOf(target);
   try {
     return await fn(ha);
@@ -113,7 +123,10 @@ export function haDirOf(target: ClusterTarget): string | undefined {
  * The client-side configuration: a local cluster's `-D` values (so a cluster started with short
  * timeouts is also polled with them), then the command's own overrides.
  */
-export function clientConfiguration(target: ClusterTarget | undefined, overrides: Record<string, string> = {}): Configuration {
+export function clientConfiguration(
+  target: ClusterTarget | undefined,
+  overrides: Record<string, string> = {},
+): Configuration {
   let base = Configuration.empty();
   if (target?.kind === 'cluster') {
     try {
@@ -124,7 +137,11 @@ export function clientConfiguration(target: ClusterTarget | undefined, overrides
   }
   // A cluster reached by --ha-dir or --address (compose, another host) names its secret here.
   const tokenFile = process.env.REBOUND_AUTH_TOKEN_FILE;
-  if (tokenFile && !base.toRecord()['security.auth.token-file'] && overrides['security.auth.token-file'] === undefined) {
+  if (
+    tokenFile &&
+    !base.toRecord()['security.auth.token-file'] &&
+    overrides['security.auth.token-file'] === undefined
+  ) {
     base = base.with({ 'security.auth.token-file': tokenFile });
   }
   // ... and its HA backend here (compose's etcd variant), as the daemons read it.
@@ -145,12 +162,18 @@ export interface ClusterClientOptions {
 }
 
 /** Call options that depend on the cluster's configuration. */
-export function clientOptionsFrom(config: Configuration): Pick<ClusterClientOptions, 'rpcTimeoutMs' | 'failoverTimeoutMs' | 'security'> {
+export function clientOptionsFrom(
+  config: Configuration,
+): Pick<ClusterClientOptions, 'rpcTimeoutMs' | 'failoverTimeoutMs' | 'security'> {
   const rpcTimeoutMs = config.getDurationMs('rpc.timeout');
   const leaseMs = config.getDurationMs('high-availability.lease.timeout');
   const pollMs = config.getDurationMs('high-availability.lease.poll-interval');
   // A failover takes a lease timeout plus a poll to elect, then the new leader needs to start serving.
-  return { rpcTimeoutMs, failoverTimeoutMs: Math.max(5_000, 2 * leaseMs + 2 * pollMs + 2 * rpcTimeoutMs), security: ClusterSecurity.of(config) };
+  return {
+    rpcTimeoutMs,
+    failoverTimeoutMs: Math.max(5_000, 2 * leaseMs + 2 * pollMs + 2 * rpcTimeoutMs),
+    security: ClusterSecurity.of(config),
+  };
 }
 
 export interface CallOptions {
@@ -158,7 +181,11 @@ export interface CallOptions {
   readonly failoverTimeoutMs?: number;
 }
 
-const RETRYABLE: ReadonlySet<string> = new Set([ErrorCode.UNAVAILABLE, ErrorCode.NOT_LEADER, ErrorCode.LEADER_NOT_FOUND]);
+const RETRYABLE: ReadonlySet<string> = new Set([
+  ErrorCode.UNAVAILABLE,
+  ErrorCode.NOT_LEADER,
+  ErrorCode.LEADER_NOT_FOUND,
+]);
 
 /**
  * The Dispatcher of whichever JobMaster leads, with deadlines on every call and transparent
@@ -178,7 +205,11 @@ export class ClusterClient {
   /** Resolves `opts` and builds a client with the timeouts of the cluster's configuration. */
   static async connect(
     opts: ClusterTargetOptions,
-    extra: { readonly cwd?: string; readonly onLeaderChange?: (leader: LeaderAddress) => void; readonly failoverTimeoutMs?: number } = {},
+    extra: {
+      readonly cwd?: string;
+      readonly onLeaderChange?: (leader: LeaderAddress) => void;
+      readonly failoverTimeoutMs?: number;
+    } = {},
   ): Promise<ClusterClient> {
     const target = await resolveClusterTarget(opts, extra.cwd);
     const base = clientOptionsFrom(clientConfiguration(target));
@@ -208,11 +239,91 @@ export class ClusterClient {
   }
 
   cancelJob(jobId: string, opts?: CallOptions): Promise<string> {
-    return this.call('CancelJob', (stub, t) => unary(stub, stub.CancelJob, { job_id: jobId }, t), opts).then((r) => r.state);
+    return this.call('CancelJob', (stub, t) => unary(stub, stub.CancelJob, { job_id: jobId }, t), opts).then(
+      (r) => r.state,
+    );
   }
 
   getClusterOverview(opts?: CallOptions): Promise<ClusterOverview__Output> {
     return this.call('GetClusterOverview', (stub, t) => unary(stub, stub.GetClusterOverview, {}, t), opts);
+  }
+
+  /**
+   * Streams a finished job's collect() result to `onData` (whole lines, in order), from the
+   * leader, resuming at the last position received on whichever JobMaster leads next when the
+   * stream breaks: every byte is delivered once. The failover budget restarts with each chunk,
+   * and each stream has `streamTimeoutMs` as its deadline (a longer result resumes after it).
+   */
+  async fetchJobResult(
+    jobId: string,
+    onData: (data: Buffer) => void | Promise<void>,
+    opts: {
+      readonly streamTimeoutMs: number;
+      readonly maxChunkBytes?: number;
+      /** Called before each stream after the first, with where it resumes. */
+      readonly onResume?: (at: { fileIndex: number; offset: number }) => void;
+    },
+  ): Promise<void> {
+    let pos = { fileIndex: 0, offset: 0 };
+    let done = false;
+    let streams = 0;
+    while (!done) {
+      const before = pos;
+      try {
+        await this.call(
+          'FetchJobResult',
+          (stub) =>
+            new Promise<void>((resolve, reject) => {
+              if (streams++ > 0) opts.onResume?.(pos);
+              const stream = stub.FetchJobResult(
+                {
+                  job_id: jobId,
+                  file_index: pos.fileIndex,
+                  offset: pos.offset,
+                  max_chunk_bytes: opts.maxChunkBytes ?? 0,
+                },
+                { deadline: Date.now() + opts.streamTimeoutMs },
+              );
+              stream.on('data', (chunk: JobResultChunk__Output) => {
+                if (chunk.file_index !== pos.fileIndex || chunk.offset !== pos.offset) {
+                  stream.cancel();
+                  reject(
+                    new InternalError(
+                      `FetchJobResult of job ${jobId} sent file ${chunk.file_index} at ${chunk.offset}, expected file ${pos.fileIndex} at ${pos.offset}`,
+                    ),
+                  );
+                  return;
+                }
+                pos = chunk.end_of_file
+                  ? { fileIndex: chunk.file_index + 1, offset: 0 }
+                  : { fileIndex: chunk.file_index, offset: chunk.offset + chunk.data.length };
+                // A consumer that is slow (or a test holding the stream) pauses it: flow control
+                // then holds the leader to what is in flight.
+                const wait = chunk.data.length > 0 ? onData(Buffer.from(chunk.data)) : undefined;
+                if (wait) {
+                  stream.pause();
+                  void wait.then(
+                    () => stream.resume(),
+                    (err: unknown) => {
+                      stream.cancel();
+                      reject(err);
+                    },
+                  );
+                }
+              });
+              stream.on('error', (err) => reject(fromServiceError(err)));
+              stream.on('end', () => resolve());
+            }),
+        );
+        done = true;
+      } catch (raw) {
+        const err = fromServiceError(raw);
+        // A stream that moved on and then broke (deadline, the leader gone) resumes where it was.
+        const moved = pos.fileIndex !== before.fileIndex || pos.offset !== before.offset;
+        const resumable = RETRYABLE.has(err.code);
+        if (!(moved && resumable)) throw err;
+      }
+    }
   }
 
   close(): void {
@@ -223,13 +334,17 @@ export class ClusterClient {
     this.ha = undefined;
   }
 
-  private async call<Res>(what: string, invoke: (stub: DispatcherClient, timeoutMs: number) => Promise<Res>, opts: CallOptions = {}): Promise<Res> {
+  private async call<Res>(
+    what: string,
+    invoke: (stub: DispatcherClient, timeoutMs: number) => Promise<Res>,
+    opts: CallOptions = {},
+  ): Promise<Res> {
     const budget = opts.failoverTimeoutMs ?? this.options.failoverTimeoutMs;
     const deadline = Date.now() + budget;
     let backoff = this.options.initialBackoffMs ?? 100;
     const maxBackoff = this.options.maxBackoffMs ?? 1_000;
     for (;;) {
-      if (this.closed) throw new ReboundError(ErrorCode.ILLEGAL_STATE, 'the cluster client is closed');
+      if (this.closed) throw new IllegalStateError('the cluster client is closed');
       let err: ReboundError;
       try {
         const leader = await this.resolveLeader();
@@ -254,7 +369,7 @@ export class ClusterClient {
     this.ha ??= haServicesOf(this.target);
     const info = await this.ha.getLeader();
     if (!info) {
-      throw new ReboundError(ErrorCode.LEADER_NOT_FOUND, `no JobMaster leader is recorded in ${this.ha.describe()} yet`);
+      throw new LeaderNotFoundError(`no JobMaster leader is recorded in ${this.ha.describe()} yet`);
     }
     const next: LeaderAddress = { address: info.address, epoch: info.epoch, jobmasterId: info.jobmasterId };
     const prev = this.leader;
@@ -290,7 +405,7 @@ export class ClusterClient {
     if (!jobmasters.some((p) => isProcessAlive(p.pid, p.id))) {
       const dir = this.target.workdir;
       throw new ClusterNotFoundError(
-        `no JobMaster of the cluster in ${dir} is running; start the cluster with 'rebound local up --workdir ${dir}' or a JobMaster with 'rebound local start-jobmaster --workdir ${dir}'`,
+        `no JobMaster of the cluster in ${dir} is running; start the cluster with 'rebound local up --cluster ${dir}' or a JobMaster with 'rebound local start-jobmaster --cluster ${dir}'`,
       );
     }
   }
@@ -298,18 +413,27 @@ export class ClusterClient {
   private addressError(err: ReboundError): ReboundError {
     const address = this.target.kind === 'address' ? this.target.address : '';
     if (err.code === ErrorCode.NOT_LEADER) {
-      return new ReboundError(ErrorCode.NOT_LEADER, `the JobMaster at ${address} is not the leader; use --ha-dir or --cluster to find the leader`);
+      return new NotLeaderError(
+        `the JobMaster at ${address} is not the leader; use --ha-dir or --cluster to find the leader`,
+      );
     }
-    return new ReboundError(err.code, `no JobMaster answered at ${address}: ${err.message}`, { cause: err });
+    return withContext(err, `no JobMaster answered at ${address}: ${err.message}`);
   }
 
   private unreachable(what: string, err: ReboundError, budgetMs: number): ReboundError {
     const secs = `${Math.round(budgetMs / 100) / 10} s`;
     if (err.code === ErrorCode.LEADER_NOT_FOUND) {
-      return new ReboundError(ErrorCode.LEADER_NOT_FOUND, `no JobMaster was elected leader within ${secs} (${err.message}); check 'rebound local status' and the JobMaster logs`);
+      return new LeaderNotFoundError(
+        `no JobMaster was elected leader within ${secs} (${err.message}); check 'rebound local status' and the JobMaster logs`,
+      );
     }
     const leader = this.leader;
-    const who = leader ? `the leader${leader.jobmasterId ? ` ${leader.jobmasterId}` : ''}${leader.epoch ? ` (epoch ${leader.epoch})` : ''} at ${leader.address}` : 'the leader';
-    return new ReboundError(ErrorCode.UNAVAILABLE, `${what}: ${who} did not answer within ${secs} (${err.message}); is the cluster running? see 'rebound local status'`, { cause: err });
+    const who = leader
+      ? `the leader${leader.jobmasterId ? ` ${leader.jobmasterId}` : ''}${leader.epoch ? ` (epoch ${leader.epoch})` : ''} at ${leader.address}`
+      : 'the leader';
+    return new UnavailableError(
+      `${what}: ${who} did not answer within ${secs} (${err.message}); is the cluster running? see 'rebound local status'`,
+      { cause: err },
+    );
   }
 }

@@ -25,12 +25,20 @@ afterAll(() => {
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-
 const sample: ClusterFile = {
   haDir: '/w/ha',
   processes: [
     { id: 'jm-1', role: 'jobmaster', pid: 100, address: '127.0.0.1:1', logFile: '/w/logs/jm-1.log', startedAtMs: 1 },
-    { id: 'tm-2', role: 'taskmanager', pid: 101, address: '127.0.0.1:2', logFile: '/w/logs/tm-2.log', dataDir: '/w/data/tm-2', slots: 2, startedAtMs: 2 },
+    {
+      id: 'tm-2',
+      role: 'taskmanager',
+      pid: 101,
+      address: '127.0.0.1:2',
+      logFile: '/w/logs/tm-2.log',
+      dataDir: '/w/data/tm-2',
+      slots: 2,
+      startedAtMs: 2,
+    },
   ],
   config: { 'heartbeat.interval': '200 ms' },
   slots: 2,
@@ -42,10 +50,19 @@ describe('cluster.json', () => {
   });
 
   it('rejects broken files with the path and the reason', () => {
-    expect(() => parseClusterFile('{', '/w/cluster.json')).toThrow('/w/cluster.json is not a valid cluster file (not JSON)');
+    expect(() => parseClusterFile('{', '/w/cluster.json')).toThrow(
+      '/w/cluster.json is not a valid cluster file (not JSON)',
+    );
     expect(() => parseClusterFile('{"processes":[]}', 'p')).toThrow(/haDir is missing/);
-    expect(() => parseClusterFile('{"haDir":"h","processes":[{"id":"a","role":"chef","pid":1,"address":"","logFile":""}]}', 'p')).toThrow(/role/);
-    expect(() => parseClusterFile('{"haDir":"h","processes":[{"id":"a","role":"jobmaster","pid":-1,"address":"","logFile":""}]}', 'p')).toThrow(/pid/);
+    expect(() =>
+      parseClusterFile('{"haDir":"h","processes":[{"id":"a","role":"chef","pid":1,"address":"","logFile":""}]}', 'p'),
+    ).toThrow(/role/);
+    expect(() =>
+      parseClusterFile(
+        '{"haDir":"h","processes":[{"id":"a","role":"jobmaster","pid":-1,"address":"","logFile":""}]}',
+        'p',
+      ),
+    ).toThrow(/pid/);
   });
 
   it('numbers new processes after the highest id of their role', () => {
@@ -56,14 +73,19 @@ describe('cluster.json', () => {
 
   it('replaces a restarted process', () => {
     const next = upsertProcess(sample, { ...sample.processes[0]!, pid: 200 });
-    expect(next.processes.map((p) => [p.id, p.pid])).toEqual([['tm-2', 101], ['jm-1', 200]]);
+    expect(next.processes.map((p) => [p.id, p.pid])).toEqual([
+      ['tm-2', 101],
+      ['jm-1', 200],
+    ]);
   });
 
   it('is written and read from the workdir; a missing one is a clear error', async () => {
     const dir = tempDir('rebound-cf-');
     expect(await tryReadClusterFile(dir)).toBeUndefined();
     await expect(readClusterFile(dir)).rejects.toThrow(ClusterNotFoundError);
-    await expect(readClusterFile(dir)).rejects.toThrow(/no cluster in .* \(no cluster.json there\); start one with 'rebound local up/);
+    await expect(readClusterFile(dir)).rejects.toThrow(
+      /no cluster in .* \(no cluster.json there\); start one with 'rebound local up/,
+    );
     await writeClusterFile(dir, sample);
     expect(await readClusterFile(dir)).toEqual(sample);
   });
@@ -73,10 +95,14 @@ describe('cluster.json', () => {
     await writeClusterFile(dir, { ...sample, processes: [] });
     await Promise.all(
       [1, 2, 3, 4].map((i) =>
-        withClusterFileLock(dir, async () => {
-          const f = await readClusterFile(dir);
-          await writeClusterFile(dir, upsertProcess(f, { ...sample.processes[0]!, id: `jm-${i}` }));
-        }, { pollMs: 5 }),
+        withClusterFileLock(
+          dir,
+          async () => {
+            const f = await readClusterFile(dir);
+            await writeClusterFile(dir, upsertProcess(f, { ...sample.processes[0]!, id: `jm-${i}` }));
+          },
+          { pollMs: 5 },
+        ),
       ),
     );
     expect((await readClusterFile(dir)).processes.map((p) => p.id).sort()).toEqual(['jm-1', 'jm-2', 'jm-3', 'jm-4']);

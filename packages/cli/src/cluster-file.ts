@@ -1,6 +1,6 @@
 import { mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { ErrorCode, ReboundError, sleep, writeFileAtomic } from '@rebound/core';
+import { IllegalStateError, ReboundError, sleep, writeFileAtomic } from '@rebound/core';
 import { ClusterNotFoundError } from './errors.js';
 import { isProcessAlive } from './processes.js';
 
@@ -33,7 +33,7 @@ export interface ClusterFile {
   readonly slots: number;
 }
 
-export const DEFAULT_WORKDIR = '.rebound';
+export { DEFAULT_WORKDIR } from './names.js';
 
 export const ClusterPaths = {
   file: (workdir: string): string => join(workdir, 'cluster.json'),
@@ -49,7 +49,7 @@ export const ClusterPaths = {
 } as const;
 
 function invalid(path: string, why: string): ReboundError {
-  return new ReboundError(ErrorCode.ILLEGAL_STATE, `${path} is not a valid cluster file (${why}); remove it or use another --workdir`);
+  return new IllegalStateError(`${path} is not a valid cluster file (${why}); remove it or use another --cluster`);
 }
 
 function parseProcess(path: string, raw: unknown, index: number): ClusterProcess {
@@ -57,7 +57,8 @@ function parseProcess(path: string, raw: unknown, index: number): ClusterProcess
   if (typeof o !== 'object' || o === null) throw invalid(path, `processes[${index}] is not an object`);
   const { id, role, pid, address, logFile, dataDir, slots, startedAtMs, restUrl, metricsUrl } = o;
   if (typeof id !== 'string' || id === '') throw invalid(path, `processes[${index}].id is missing`);
-  if (role !== 'jobmaster' && role !== 'taskmanager') throw invalid(path, `processes[${index}].role is not jobmaster or taskmanager`);
+  if (role !== 'jobmaster' && role !== 'taskmanager')
+    throw invalid(path, `processes[${index}].role is not jobmaster or taskmanager`);
   if (!Number.isSafeInteger(pid) || (pid as number) <= 0) throw invalid(path, `processes[${index}].pid is not a pid`);
   if (typeof address !== 'string') throw invalid(path, `processes[${index}].address is missing`);
   if (typeof logFile !== 'string') throw invalid(path, `processes[${index}].logFile is missing`);
@@ -89,7 +90,8 @@ export function parseClusterFile(text: string, path: string): ClusterFile {
   if (!Array.isArray(o.processes)) throw invalid(path, 'processes is missing');
   const config: Record<string, string> = {};
   if (o.config !== undefined) {
-    if (typeof o.config !== 'object' || o.config === null || Array.isArray(o.config)) throw invalid(path, 'config is not an object');
+    if (typeof o.config !== 'object' || o.config === null || Array.isArray(o.config))
+      throw invalid(path, 'config is not an object');
     for (const [k, v] of Object.entries(o.config)) config[k] = String(v);
   }
   return {
@@ -113,17 +115,26 @@ export async function tryReadClusterFile(workdir: string): Promise<ClusterFile |
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw new ReboundError(ErrorCode.ILLEGAL_STATE, `cannot read ${path}: ${code ?? String(err)}`);
+    throw new IllegalStateError(`cannot read ${path}: ${code ?? String(err)}`);
   }
   return parseClusterFile(text, path);
 }
 
-export async function readClusterFile(workdir: string): Promise<ClusterFile> {
+/** `otherTargets`: the flags besides --cluster that the command takes to name a cluster (for the hint). */
+export async function readClusterFile(
+  workdir: string,
+  otherTargets: readonly string[] = ['--ha-dir', '--address'],
+): Promise<ClusterFile> {
   const file = await tryReadClusterFile(workdir);
   if (!file) {
     const dir = resolve(workdir);
+    const flags = ['--cluster', ...otherTargets];
+    const pass =
+      otherTargets.length === 0
+        ? '--cluster with the directory of another'
+        : `${flags.slice(0, -1).join(', ')} or ${flags.at(-1)}`;
     throw new ClusterNotFoundError(
-      `no cluster in ${dir} (no cluster.json there); start one with 'rebound local up --workdir ${dir}', or pass --cluster, --ha-dir or --address`,
+      `no cluster in ${dir} (no cluster.json there); start one with 'rebound local up --cluster ${dir}', or pass ${pass}`,
     );
   }
   return file;
@@ -163,7 +174,10 @@ async function lockOwnerAlive(lock: string, staleMs: number): Promise<boolean> {
   const pid = Number(await readFile(join(lock, 'owner'), 'utf8').catch(() => ''));
   if (Number.isSafeInteger(pid) && pid > 0) return isProcessAlive(pid);
   // Owner not written yet (or never, after a crash between mkdir and write): judge by age.
-  const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+  const age = await stat(lock).then(
+    (s) => Date.now() - s.mtimeMs,
+    () => 0,
+  );
   return age <= staleMs;
 }
 
@@ -172,7 +186,11 @@ async function lockOwnerAlive(lock: string, staleMs: number): Promise<boolean> {
  * (e.g. a test starting two TaskManagers at once). mkdir is atomic on every local file system;
  * a lock whose owning process is gone is taken over.
  */
-export async function withClusterFileLock<T>(workdir: string, fn: () => Promise<T>, opts: ClusterFileLockOptions = {}): Promise<T> {
+export async function withClusterFileLock<T>(
+  workdir: string,
+  fn: () => Promise<T>,
+  opts: ClusterFileLockOptions = {},
+): Promise<T> {
   const lock = ClusterPaths.lock(workdir);
   const timeoutMs = opts.timeoutMs ?? 120_000;
   const staleMs = opts.staleMs ?? 10_000;
@@ -190,7 +208,7 @@ export async function withClusterFileLock<T>(workdir: string, fn: () => Promise<
         continue;
       }
       if (Date.now() > deadline) {
-        throw new ReboundError(ErrorCode.ILLEGAL_STATE, `another 'rebound local' command holds ${lock}; wait for it to finish`);
+        throw new IllegalStateError(`another 'rebound local' command holds ${lock}; wait for it to finish`);
       }
       await sleep(opts.pollMs ?? 50);
     }

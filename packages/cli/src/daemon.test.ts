@@ -47,7 +47,13 @@ describe('runDaemonLifecycle', () => {
     expect(h.signals.listenerCount('SIGTERM')).toBe(1);
     h.release.resolve();
     await new Promise((r) => setImmediate(r));
-    expect(parseReadyLine(h.out().trim())).toEqual({ event: 'ready', role: 'jobmaster', id: 'jm-1', address: '127.0.0.1:4711', pid: 42 });
+    expect(parseReadyLine(h.out().trim())).toEqual({
+      event: 'ready',
+      role: 'jobmaster',
+      id: 'jm-1',
+      address: '127.0.0.1:4711',
+      pid: 42,
+    });
     h.signals.emit('SIGTERM');
     expect(await h.run).toBe(0);
     expect(h.closed()).toBe(1);

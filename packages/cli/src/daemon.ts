@@ -1,6 +1,15 @@
 import { resolve } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { ErrorCode, ReboundError, createLogger, errorMessage, newInstanceId, type Configuration, type Logger } from '@rebound/core';
+import {
+  ErrorCode,
+  ReboundError,
+  checkAuthenticationPolicy,
+  createLogger,
+  errorMessage,
+  newInstanceId,
+  type Configuration,
+  type Logger,
+} from '@rebound/core';
 import { EtcdUnavailableError, createHaServices } from '@rebound/ha';
 import { buildConfiguration } from './args.js';
 import { formatDurationMs } from './format.js';
@@ -32,7 +41,8 @@ export function parseReadyLine(line: string): ReadyLine | undefined {
   } catch {
     return undefined;
   }
-  if (o?.event !== 'ready' || typeof o.id !== 'string' || typeof o.address !== 'string' || typeof o.pid !== 'number') return undefined;
+  if (o?.event !== 'ready' || typeof o.id !== 'string' || typeof o.address !== 'string' || typeof o.pid !== 'number')
+    return undefined;
   if (o.role !== 'jobmaster' && o.role !== 'taskmanager') return undefined;
   return { event: 'ready', role: o.role, id: o.id, address: o.address, pid: o.pid };
 }
@@ -98,7 +108,9 @@ export async function runDaemonLifecycle(opts: DaemonLifecycleOptions): Promise<
   logger.debug({ event: 'daemon.starting' }, `${opts.role} starting`);
   const starting = opts.start();
   let startTimer: NodeJS.Timeout | undefined;
-  const startDeadline = new Promise<'deadline'>((r) => (startTimer = setTimeout(() => r('deadline'), opts.startupTimeoutMs)));
+  const startDeadline = new Promise<'deadline'>(
+    (r) => (startTimer = setTimeout(() => r('deadline'), opts.startupTimeoutMs)),
+  );
   let first: DaemonProcess | 'deadline' | StopSignal;
   try {
     first = await Promise.race([starting, startDeadline, stopRequested]);
@@ -119,7 +131,10 @@ export async function runDaemonLifecycle(opts: DaemonLifecycleOptions): Promise<
     const late = await settleWithin(starting, opts.shutdownTimeoutMs);
     if (late === undefined) {
       removeListeners();
-      logger.error({ timeoutMs: opts.shutdownTimeoutMs }, `${opts.role} did not finish starting within the shutdown timeout; exiting anyway`);
+      logger.error(
+        { timeoutMs: opts.shutdownTimeoutMs },
+        `${opts.role} did not finish starting within the shutdown timeout; exiting anyway`,
+      );
       return 1;
     }
     proc = late;
@@ -138,7 +153,10 @@ export async function runDaemonLifecycle(opts: DaemonLifecycleOptions): Promise<
   try {
     const outcome = await Promise.race([proc.close().then(() => 'closed' as const), timeout, forced]);
     if (outcome === 'timeout') {
-      logger.error({ timeoutMs: opts.shutdownTimeoutMs }, `${opts.role} ${proc.id} did not close in time; exiting anyway`);
+      logger.error(
+        { timeoutMs: opts.shutdownTimeoutMs },
+        `${opts.role} ${proc.id} did not close in time; exiting anyway`,
+      );
       return 1;
     }
     if (outcome === 'forced') return 1;
@@ -196,14 +214,27 @@ function installCrashHandlers(logger: Logger, io: CliIo): void {
   process.on('unhandledRejection', die('unhandled rejection'));
 }
 
-async function runDaemon(role: ProcessRole, opts: DaemonOptions, config: Configuration, io: CliIo, start: (id: string, logger: Logger) => Promise<DaemonProcess>): Promise<number> {
+async function runDaemon(
+  role: ProcessRole,
+  opts: DaemonOptions,
+  config: Configuration,
+  io: CliIo,
+  start: (id: string, logger: Logger) => Promise<DaemonProcess>,
+): Promise<number> {
   const id = opts.id ?? newInstanceId(role === 'jobmaster' ? 'jm' : 'tm');
-  const logger = createLogger(role, { ...(opts.logFile ? { file: resolve(io.cwd, opts.logFile) } : {}) }).child({ processId: id });
+  const logger = createLogger(role, { ...(opts.logFile ? { file: resolve(io.cwd, opts.logFile) } : {}) }).child({
+    processId: id,
+  });
   installCrashHandlers(logger, io);
   routeGrpcLogs(logger);
   return runDaemonLifecycle({
     role,
-    start: () => start(id, logger),
+    start: async () => {
+      // Before anything binds: an open daemon is refused, or warned about at every start.
+      const open = checkAuthenticationPolicy(role, config);
+      if (open) logger.warn({ event: 'security.unauthenticated' }, open);
+      return start(id, logger);
+    },
     logger,
     stdout: io.stdout,
     signals: process,

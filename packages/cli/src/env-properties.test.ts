@@ -12,7 +12,8 @@ describe('REBOUND_PROPERTIES', () => {
   afterEach(() => vi.unstubAllEnvs());
 
   it("reads 'key: value' lines, values with colons, quotes, blank lines and comments", () => {
-    const text = '\n# HA on etcd\nhigh-availability.type: etcd\n  high-availability.etcd.endpoints: http://etcd:2379  \nhigh-availability.cluster-id: "compose"\n';
+    const text =
+      '\n# HA on etcd\nhigh-availability.type: etcd\n  high-availability.etcd.endpoints: http://etcd:2379  \nhigh-availability.cluster-id: "compose"\n';
     expect(propertiesFromEnv({ [PROPERTIES_ENV]: text })).toEqual({
       'high-availability.type': 'etcd',
       'high-availability.etcd.endpoints': 'http://etcd:2379',
@@ -25,8 +26,12 @@ describe('REBOUND_PROPERTIES', () => {
     expect(() => propertiesFromEnv({ [PROPERTIES_ENV]: 'rpc.timeout: 1 s\nhigh-availability.type=etcd' })).toThrow(
       new ConfigError(`${PROPERTIES_ENV} line 2 'high-availability.type=etcd': expected 'key: value'`),
     );
-    expect(() => propertiesFromEnv({ [PROPERTIES_ENV]: 'high-availability.type: zookeeper' })).toThrow(/^REBOUND_PROPERTIES: .*high-availability.type/);
-    expect(() => propertiesFromEnv({ [PROPERTIES_ENV]: 'no.such.key: 1' })).toThrow(/^REBOUND_PROPERTIES: .*no.such.key/);
+    expect(() => propertiesFromEnv({ [PROPERTIES_ENV]: 'high-availability.type: zookeeper' })).toThrow(
+      /^REBOUND_PROPERTIES line 1 'high-availability.type: zookeeper': .*high-availability.type/,
+    );
+    expect(() => propertiesFromEnv({ [PROPERTIES_ENV]: 'no.such.key: 1' })).toThrow(
+      /^REBOUND_PROPERTIES line 1 'no.such.key: 1': unknown configuration key 'no.such.key'/,
+    );
   });
 
   it('applies after the config file and before -D for daemons, and to client commands', () => {
@@ -47,14 +52,21 @@ describe('REBOUND_PROPERTIES', () => {
     const { port } = server.address() as { port: number };
     await new Promise<void>((r) => server.close(() => r()));
     const endpoint = `http://127.0.0.1:${port}`;
-    vi.stubEnv(PROPERTIES_ENV, `high-availability.type: etcd\nhigh-availability.etcd.endpoints: ${endpoint}\nhigh-availability.etcd.request-timeout: 1 s`);
+    vi.stubEnv(
+      PROPERTIES_ENV,
+      `high-availability.type: etcd\nhigh-availability.etcd.endpoints: ${endpoint}\nhigh-availability.etcd.request-timeout: 1 s`,
+    );
     const dir = mkdtempSync(join(tmpdir(), 'rebound-props-'));
     const t0 = Date.now();
     const err = await resolveClusterTarget({}, '/', { [HA_DIR_ENV]: dir }).then(
       () => undefined,
       (e: unknown) => e as Error,
     );
-    expect(err?.message).toMatch(new RegExp(`^reading /default/leader at etcd ${endpoint} failed \\(.*\\); check that etcd runs there or fix high-availability.etcd.endpoints$`));
+    expect(err?.message).toMatch(
+      new RegExp(
+        `^reading /default/leader at etcd ${endpoint} failed \\(.*\\); check that etcd runs there or fix high-availability.etcd.endpoints$`,
+      ),
+    );
     expect(err?.message).not.toContain('\n');
     expect(Date.now() - t0).toBeLessThan(10_000);
     // The HA directory itself need not hold anything under etcd: --ha-dir gives the same answer.

@@ -9,7 +9,9 @@ import { ConfigError, Configuration } from '@rebound/core';
 export const PROPERTIES_ENV = 'REBOUND_PROPERTIES';
 
 /** The validated properties of `$REBOUND_PROPERTIES`; empty when it is unset or blank. */
-export function propertiesFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): Record<string, string> {
+export function propertiesFromEnv(
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Record<string, string> {
   const text = env[PROPERTIES_ENV];
   if (!text) return {};
   const out: Record<string, string> = {};
@@ -20,7 +22,16 @@ export function propertiesFromEnv(env: Readonly<Record<string, string | undefine
     // Split at the first colon: keys have none, values (URLs) may.
     const colon = line.indexOf(':');
     if (colon <= 0) throw new ConfigError(`${PROPERTIES_ENV} line ${i + 1} '${line}': expected 'key: value'`);
-    out[line.slice(0, colon).trim()] = unquote(line.slice(colon + 1).trim());
+    const key = line.slice(0, colon).trim();
+    const value = unquote(line.slice(colon + 1).trim());
+    try {
+      // Each line on its own first, so that the error names the line; test-only keys are judged
+      // with the whole set below (debug.allow-test-options may come on a later line).
+      Configuration.of({ 'debug.allow-test-options': 'true', [key]: value });
+    } catch (err) {
+      throw new ConfigError(`${PROPERTIES_ENV} line ${i + 1} '${line}': ${(err as Error).message}`);
+    }
+    out[key] = value;
   }
   try {
     Configuration.of(out);

@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { ConfigError, ErrorCode, JobNotFoundError, ReboundError } from '@rebound/core';
+import { ConfigError, InternalError, JobNotFoundError } from '@rebound/core';
 import { describe, expect, it } from 'vitest';
 import { describeError, UsageError } from './errors.js';
 
@@ -22,6 +22,6 @@ describe('describeError', () => {
     expect(plain.stack).toBeUndefined();
     const debug = describeError(new TypeError('x is undefined'), true);
     expect(debug.stack).toContain('TypeError');
-    expect(describeError(new ReboundError(ErrorCode.INTERNAL, 'boom'), true).stack).toBeDefined();
+    expect(describeError(new InternalError('boom'), true).stack).toBeDefined();
   });
 });

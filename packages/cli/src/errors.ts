@@ -3,7 +3,11 @@ import { ErrorCode, ReboundError, errorMessage } from '@rebound/core';
 
 /** Bad command-line usage (a malformed option value, a missing argument): exit code 2. */
 export class UsageError extends ReboundError {
-  constructor(message: string) {
+  /** `seeHelp`: end the line with "(see --help)"; off when the message names its own fix. */
+  constructor(
+    message: string,
+    readonly seeHelp = true,
+  ) {
     super(ErrorCode.CONFIG_INVALID, message);
   }
 }
@@ -42,7 +46,7 @@ export function describeError(err: unknown, debug: boolean): ErrorReport {
     return { line: `rebound: ${message} (see --help)`, exitCode: EXIT_USAGE };
   }
   if (err instanceof UsageError) {
-    return { line: `rebound: ${oneLine(err.message)} (see --help)`, exitCode: EXIT_USAGE };
+    return { line: `rebound: ${oneLine(err.message)}${err.seeHelp ? ' (see --help)' : ''}`, exitCode: EXIT_USAGE };
   }
   if (err instanceof ReboundError) {
     const report: ErrorReport = { line: `rebound: ${oneLine(err.message)}`, exitCode: EXIT_FAILURE };
@@ -57,7 +61,15 @@ export function describeError(err: unknown, debug: boolean): ErrorReport {
 }
 
 /** The `--json` form of an error on stderr: `{"error":{"code","message","exitCode"}}`. */
-export function errorJson(err: unknown, report: ErrorReport): { error: { code: string; message: string; exitCode: number } } {
-  const code = err instanceof CommanderError || err instanceof UsageError ? 'USAGE' : err instanceof ReboundError ? err.code : ErrorCode.INTERNAL;
+export function errorJson(
+  err: unknown,
+  report: ErrorReport,
+): { error: { code: string; message: string; exitCode: number } } {
+  const code =
+    err instanceof CommanderError || err instanceof UsageError
+      ? 'USAGE'
+      : err instanceof ReboundError
+        ? err.code
+        : ErrorCode.INTERNAL;
   return { error: { code, message: report.line.replace(/^rebound: /, ''), exitCode: report.exitCode } };
 }

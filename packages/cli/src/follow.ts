@@ -1,4 +1,12 @@
-import { ErrorCode, ReboundError, fromServiceError, isTerminalJobState, sleep, type JobStatus__Output } from '@rebound/core';
+import {
+  ErrorCode,
+  fromServiceError,
+  isTerminalJobState,
+  JobNotFoundError,
+  type JobStatus__Output,
+  sleep,
+  withContext,
+} from '@rebound/core';
 import type { ClusterClient } from './client.js';
 import { ClusterNotFoundError } from './errors.js';
 import { formatDurationMs } from './format.js';
@@ -14,7 +22,11 @@ export interface FollowOptions {
 }
 
 /** Errors that mean "no leader serves right now", as opposed to a real failure of the call. */
-const LEADERLESS: ReadonlySet<string> = new Set([ErrorCode.UNAVAILABLE, ErrorCode.NOT_LEADER, ErrorCode.LEADER_NOT_FOUND]);
+const LEADERLESS: ReadonlySet<string> = new Set([
+  ErrorCode.UNAVAILABLE,
+  ErrorCode.NOT_LEADER,
+  ErrorCode.LEADER_NOT_FOUND,
+]);
 
 /**
  * Polls a job's status until it is terminal, feeding what it sees to a WatchModel and the model's
@@ -22,7 +34,12 @@ const LEADERLESS: ReadonlySet<string> = new Set([ErrorCode.UNAVAILABLE, ErrorCod
  * observed as it happens — the gap, the new leader, RECONCILING — instead of one call blocking
  * through it. While RECONCILING, the leader's TaskManager list shows which ones reported back.
  */
-export async function followJob(client: ClusterClient, jobId: string, sink: ProgressSink, opts: FollowOptions): Promise<JobStatus__Output> {
+export async function followJob(
+  client: ClusterClient,
+  jobId: string,
+  sink: ProgressSink,
+  opts: FollowOptions,
+): Promise<JobStatus__Output> {
   const now = opts.now ?? Date.now;
   const model = new WatchModel(jobId);
   const feed = (o: WatchObservation): void => {
@@ -46,14 +63,24 @@ export async function followJob(client: ClusterClient, jobId: string, sink: Prog
         // A new leader that has not restored the job from the JobGraphStore yet.
         notFoundSince ??= now();
         if (now() - notFoundSince > opts.reconnectTimeoutMs) {
-          throw new ReboundError(ErrorCode.JOB_NOT_FOUND, `job ${jobId} disappeared: the leader has not known it for ${Math.round(opts.reconnectTimeoutMs / 1000)} s`);
+          throw new JobNotFoundError(
+            jobId,
+            `job ${jobId} disappeared: the leader has not known it for ${Math.round(opts.reconnectTimeoutMs / 1000)} s`,
+          );
         }
-      } else if (LEADERLESS.has(err.code) && !(err instanceof ClusterNotFoundError) && client.target.kind !== 'address') {
+      } else if (
+        LEADERLESS.has(err.code) &&
+        !(err instanceof ClusterNotFoundError) &&
+        client.target.kind !== 'address'
+      ) {
         // Not a failover, so failing at once: no JobMaster of a local cluster alive at all, or
         // --address (one JobMaster, no leader.json to find another).
         leaderlessSince ??= now();
         if (now() - leaderlessSince > opts.reconnectTimeoutMs) {
-          throw new ReboundError(err.code, `no leader answered for ${formatDurationMs(now() - leaderlessSince)} (${err.message}); see 'rebound local status'`, { cause: err });
+          throw withContext(
+            err,
+            `no leader answered for ${formatDurationMs(now() - leaderlessSince)} (${err.message}); see 'rebound local status'`,
+          );
         }
         const leader = client.currentLeader();
         feed({ kind: 'unreachable', atMs: now(), message: err.message, ...(leader ? { leader } : {}) });

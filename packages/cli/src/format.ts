@@ -23,7 +23,12 @@ export function formatDurationMs(ms: number): string {
 }
 
 export function formatTimestamp(ms: number): string {
-  return ms > 0 ? new Date(ms).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '-';
+  return ms > 0
+    ? new Date(ms)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, 'Z')
+    : '-';
 }
 
 type CamelCase<S extends string> = S extends `${infer H}_${infer T}` ? `${H}${Capitalize<CamelCase<T>>}` : S;
@@ -42,7 +47,10 @@ export function camelize(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(camelize);
   if (value !== null && typeof value === 'object' && !(value instanceof Uint8Array)) {
     return Object.fromEntries(
-      Object.entries(value as Record<string, unknown>).map(([k, v]) => [k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()), camelize(v)]),
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+        k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()),
+        camelize(v),
+      ]),
     );
   }
   return value;

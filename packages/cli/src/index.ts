@@ -24,12 +24,19 @@ export {
   type ClusterProcess,
   type ProcessRole,
 } from './cluster-file.js';
-export { localStatusReport, type LocalStatusReport } from './local.js';
+export { localStatusReport, type KillLeaderReport, type LocalStatusReport } from './local.js';
 export { isProcessAlive, signalProcess } from './processes.js';
 export { jobStatusToJson, type JobStatusJson } from './job-view.js';
 export type { Camelized } from './format.js';
 export { renderWatch, progressLine } from './watch-render.js';
 export { WatchModel, type WatchView, type WatchObservation } from './watch-model.js';
-export { recoverySentence, recoveryTimeline, recoveryOutcome, groupSubtasks, formatAgo, type RerunSubtask } from './recovery-text.js';
+export {
+  recoverySentence,
+  recoveryTimeline,
+  recoveryOutcome,
+  groupSubtasks,
+  formatAgo,
+  type RerunSubtask,
+} from './recovery-text.js';
 export { displayWidth, truncateToWidth } from './width.js';
 export { describeError, UsageError } from './errors.js';

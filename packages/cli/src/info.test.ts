@@ -13,7 +13,10 @@ afterEach(async () => {
 
 function capture(cwd: string): { io: CliIo; out: () => string } {
   let out = '';
-  return { io: { stdout: { write: (t: string) => (out += t) }, stderr: { write: () => true }, env: {}, cwd }, out: () => out };
+  return {
+    io: { stdout: { write: (t: string) => (out += t) }, stderr: { write: () => true }, env: {}, cwd },
+    out: () => out,
+  };
 }
 
 describe('rebound config', () => {
@@ -30,7 +33,12 @@ describe('rebound config', () => {
   it('--cluster shows the values in force on a local cluster and who set them', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'rebound-config-'));
     dirs.push(dir);
-    await writeClusterFile(dir, { haDir: 'ha', processes: [], slots: 2, config: { 'heartbeat.timeout': '2 s', 'execution.batch.job-recovery.enabled': 'true', 'rpc.timeout': '3000' } });
+    await writeClusterFile(dir, {
+      haDir: 'ha',
+      processes: [],
+      slots: 2,
+      config: { 'heartbeat.timeout': '2 s', 'execution.batch.job-recovery.enabled': 'true', 'rpc.timeout': '3000' },
+    });
     const c = capture(dir);
     await config({ json: false, cluster: '.' }, c.io);
     expect(c.out()).toMatch(/heartbeat\.timeout\s+2 s\s+cluster \(default 50 s\)/);
@@ -39,6 +47,11 @@ describe('rebound config', () => {
     const j = capture(dir);
     await config({ json: true, cluster: '.' }, j.io);
     const parsed = JSON.parse(j.out()) as { config: { key: string; value: string; source: string }[] };
-    expect(parsed.config.find((r) => r.key === 'execution.batch.job-recovery.enabled')).toEqual({ key: 'execution.batch.job-recovery.enabled', value: 'true', source: 'cluster', default: 'false' });
+    expect(parsed.config.find((r) => r.key === 'execution.batch.job-recovery.enabled')).toEqual({
+      key: 'execution.batch.job-recovery.enabled',
+      value: 'true',
+      source: 'cluster',
+      default: 'false',
+    });
   });
 });

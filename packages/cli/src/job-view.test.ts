@@ -13,30 +13,80 @@ function twiceRecovered() {
     'FINISHED',
     [
       vertex('Source: TextFiles -> FlatMap -> Map', 18, 'FINISHED', 18, 0, { bytes_consumed: 0 }),
-      vertex('Sum(1) -> Sink: TextFiles', 2, 'FINISHED', 2, 0, { parallelism_decided_adaptively: true, bytes_consumed: 1_234_567 }),
+      vertex('Sum(1) -> Sink: TextFiles', 2, 'FINISHED', 2, 0, {
+        parallelism_decided_adaptively: true,
+        bytes_consumed: 1_234_567,
+      }),
     ],
     {
       submitted_at_ms: NOW - 95_000,
       finished_at_ms: NOW - 12_000,
       leader_epoch: 3,
       recoveries: [
-        recovery({ epoch: 2, old_leader_last_heard_ms: NOW - 62_200, elected_at_ms: NOW - 60_000, started_at_ms: NOW - 59_900, finished_at_ms: NOW - 59_700, replay_ms: 11, events_replayed: 40, reconnect_wait_ms: 142, executions_recovered: 12, partitions_reused: 12, partition_bytes_reused: 1_300_000 }),
-        recovery({ epoch: 3, old_leader_last_heard_ms: NOW - 31_400, elected_at_ms: NOW - 29_000, started_at_ms: NOW - 28_900, finished_at_ms: NOW - 28_000, replay_ms: 23, events_replayed: 61, reconnect_wait_ms: 870, executions_recovered: 16, executions_reset: 1, partitions_reused: 16, partition_bytes_reused: 1_700_000, partitions_missing: 1, torn_tail_bytes_discarded: 37 }),
+        recovery({
+          epoch: 2,
+          old_leader_last_heard_ms: NOW - 62_200,
+          elected_at_ms: NOW - 60_000,
+          started_at_ms: NOW - 59_900,
+          finished_at_ms: NOW - 59_700,
+          replay_ms: 11,
+          events_replayed: 40,
+          reconnect_wait_ms: 142,
+          executions_recovered: 12,
+          partitions_reused: 12,
+          partition_bytes_reused: 1_300_000,
+        }),
+        recovery({
+          epoch: 3,
+          old_leader_last_heard_ms: NOW - 31_400,
+          elected_at_ms: NOW - 29_000,
+          started_at_ms: NOW - 28_900,
+          finished_at_ms: NOW - 28_000,
+          replay_ms: 23,
+          events_replayed: 61,
+          reconnect_wait_ms: 870,
+          executions_recovered: 16,
+          executions_reset: 1,
+          partitions_reused: 16,
+          partition_bytes_reused: 1_700_000,
+          partitions_missing: 1,
+          torn_tail_bytes_discarded: 37,
+        }),
       ],
     },
   );
 }
 
 const deploy = (vertexName: string, subtask: number, epoch: number, time: number): string =>
-  JSON.stringify({ level: 30, time, event: 'task.deploy', jobId: JOB_ID, vertexName, subtask, attempt: 0, epoch, msg: 'task deployed' });
+  JSON.stringify({
+    level: 30,
+    time,
+    event: 'task.deploy',
+    jobId: JOB_ID,
+    vertexName,
+    subtask,
+    attempt: 0,
+    epoch,
+    msg: 'task deployed',
+  });
 
 describe('rebound status', () => {
   it('prints a job with two recoveries as sentences with relative times', () => {
     const logs = [
-      [...Array.from({ length: 18 }, (_, i) => deploy('Source: TextFiles -> FlatMap -> Map', i, 1, 1 + i)), ...[12, 13, 14, 15, 16, 17].map((i) => deploy('Source: TextFiles -> FlatMap -> Map', i, 2, 100 + i))].join('\n'),
-      [deploy('Sum(1) -> Sink: TextFiles', 0, 2, 200), deploy('Sum(1) -> Sink: TextFiles', 1, 2, 201), deploy('Sum(1) -> Sink: TextFiles', 1, 3, 300), 'not json', '{"event":"task.finish"}'].join('\n'),
+      [
+        ...Array.from({ length: 18 }, (_, i) => deploy('Source: TextFiles -> FlatMap -> Map', i, 1, 1 + i)),
+        ...[12, 13, 14, 15, 16, 17].map((i) => deploy('Source: TextFiles -> FlatMap -> Map', i, 2, 100 + i)),
+      ].join('\n'),
+      [
+        deploy('Sum(1) -> Sink: TextFiles', 0, 2, 200),
+        deploy('Sum(1) -> Sink: TextFiles', 1, 2, 201),
+        deploy('Sum(1) -> Sink: TextFiles', 1, 3, 300),
+        'not json',
+        '{"event":"task.finish"}',
+      ].join('\n'),
     ];
-    expect(renderJobStatus(twiceRecovered(), { nowMs: NOW, reruns: rerunsFromLogs(logs, JOB_ID) }).join('\n')).toMatchInlineSnapshot(`
+    expect(renderJobStatus(twiceRecovered(), { nowMs: NOW, reruns: rerunsFromLogs(logs, JOB_ID) }).join('\n'))
+      .toMatchInlineSnapshot(`
       "Job wordcount 0123456789abcdef0123456789abcdef
         state      FINISHED under leader epoch 3
         submitted  1 min 35 s ago (2026-12-01 08:58:25Z)
@@ -56,9 +106,17 @@ describe('rebound status', () => {
 
   it('on a terminal, the sentences wrap at its width and the table does not', () => {
     const lines = renderJobStatus(twiceRecovered(), { nowMs: NOW });
-    const io = { stdout: { write: () => true, isTTY: true, columns: 80 }, stderr: { write: () => true }, env: {}, cwd: '/' };
+    const io = {
+      stdout: { write: () => true, isTTY: true, columns: 80 },
+      stderr: { write: () => true },
+      env: {},
+      cwd: '/',
+    };
     const fitted = fitSentences(lines, io);
-    for (const l of fitted.filter((x) => !x.includes('VERTEX') && !x.includes('TextFiles ->') && !x.includes('Sum(1) ->'))) expect(l.length, l).toBeLessThanOrEqual(80);
+    for (const l of fitted.filter(
+      (x) => !x.includes('VERTEX') && !x.includes('TextFiles ->') && !x.includes('Sum(1) ->'),
+    ))
+      expect(l.length, l).toBeLessThanOrEqual(80);
     expect(fitted.join(' ').replace(/\s+/g, ' ')).toBe(lines.join(' ').replace(/\s+/g, ' '));
     expect(fitSentences(lines, { ...io, stdout: { write: () => true } })).toEqual(lines);
   });
@@ -69,8 +127,52 @@ describe('rebound status', () => {
     expect(lines.join('\n')).not.toMatch(/\d{13}/);
   });
 
+  it('keep-running-tasks: names the adopted tasks, and nothing ran again', () => {
+    const adopted = status(
+      'RUNNING',
+      [
+        vertex('Source: TextFiles -> FlatMap -> Map', 4, 'RUNNING', 1, 3),
+        vertex('Sum(1) -> Sink: TextFiles', 0, 'CREATED', 0, 0),
+      ],
+      {
+        submitted_at_ms: NOW - 30_000,
+        leader_epoch: 2,
+        recoveries: [
+          recovery({
+            epoch: 2,
+            old_leader_last_heard_ms: NOW - 10_000,
+            elected_at_ms: NOW - 8_000,
+            started_at_ms: NOW - 7_900,
+            finished_at_ms: NOW - 7_000,
+            replay_ms: 9,
+            reconnect_wait_ms: 880,
+            executions_recovered: 1,
+            partitions_reused: 1,
+            partition_bytes_reused: 2048,
+            running_tasks_adopted: 3,
+          }),
+        ],
+      },
+    );
+    const logs = [[0, 1, 2, 3].map((i) => deploy('Source: TextFiles -> FlatMap -> Map', i, 1, 1 + i)).join('\n')];
+    const text = renderJobStatus(adopted, { nowMs: NOW, reruns: rerunsFromLogs(logs, JOB_ID) }).join('\n');
+    expect(text).toContain(
+      'Failover 1 (epoch 2): leader lost 10.0 s ago → elected after 2.0 s → replay 9 ms → reconnect 880 ms; 1 finished task kept with 1 partition (2.0 KiB) reused; no finished work lost; running tasks adopted: 3.',
+    );
+    expect(text).toContain('    ran again: nothing');
+    // The task counts carry on from the old leader's: 1 finished, 3 running, none back to CREATED.
+    expect(text).toMatch(/Source: TextFiles -> FlatMap -> Map +4 +RUNNING +1\/4/);
+  });
+
   it('says when a recovery fell back to a restart from scratch', () => {
-    const r = recovery({ epoch: 4, restarted_from_scratch: true, reason: 'replaying the job events failed (codec): bad frame', old_leader_last_heard_ms: NOW - 5_000, elected_at_ms: NOW - 3_000, replay_ms: 4 });
+    const r = recovery({
+      epoch: 4,
+      restarted_from_scratch: true,
+      reason: 'replaying the job events failed (codec): bad frame',
+      old_leader_last_heard_ms: NOW - 5_000,
+      elected_at_ms: NOW - 3_000,
+      replay_ms: 4,
+    });
     expect(recoverySentence(r, 0, NOW)).toBe(
       'Failover 1 (epoch 4): leader lost 5.0 s ago → elected after 2.0 s → replay 4 ms; recovery failed (replaying the job events failed (codec): bad frame), so the job restarted from scratch.',
     );
@@ -79,8 +181,12 @@ describe('rebound status', () => {
 
 describe('groupSubtasks', () => {
   it('groups by vertex and collapses runs', () => {
-    expect(groupSubtasks([12, 13, 14, 15, 16, 17, 3].map((subtask) => ({ vertex: 'Source: TextFiles -> FlatMap', subtask })).concat([{ vertex: 'Sum(1)', subtask: 0 }]))).toBe(
-      'Source: TextFiles #3, #12–#17; Sum(1) #0',
-    );
+    expect(
+      groupSubtasks(
+        [12, 13, 14, 15, 16, 17, 3]
+          .map((subtask) => ({ vertex: 'Source: TextFiles -> FlatMap', subtask }))
+          .concat([{ vertex: 'Sum(1)', subtask: 0 }]),
+      ),
+    ).toBe('Source: TextFiles #3, #12–#17; Sum(1) #0');
   });
 });

@@ -2,7 +2,15 @@ import type { JobStatus__Output, JobSummary__Output, TaskCounts__Output, VertexS
 import { camelize, type Camelized, formatBytes, formatDurationMs, formatTimestamp, renderTable } from './format.js';
 import { formatAgo, groupSubtasks, recoverySentence, type RerunSubtask } from './recovery-text.js';
 
-const ZERO_COUNTS: TaskCounts__Output = { created: 0, scheduled: 0, deploying: 0, running: 0, finished: 0, failed: 0, canceled: 0 };
+const ZERO_COUNTS: TaskCounts__Output = {
+  created: 0,
+  scheduled: 0,
+  deploying: 0,
+  running: 0,
+  finished: 0,
+  failed: 0,
+  canceled: 0,
+};
 
 export function taskCounts(v: Pick<VertexStatus__Output, 'tasks'>): TaskCounts__Output {
   return v.tasks ?? ZERO_COUNTS;
@@ -53,7 +61,10 @@ export function jobStatusToJson(status: JobStatus__Output): JobStatusJson {
 
 export function jobSummariesToJson(jobs: readonly JobSummary__Output[]): Record<string, unknown> {
   // `error` only where a job is DAMAGED: every other summary keeps its shape.
-  return camelize({ jobs: jobs.map(({ error, ...rest }) => (error ? { ...rest, error } : rest)) }) as Record<string, unknown>;
+  return camelize({ jobs: jobs.map(({ error, ...rest }) => (error ? { ...rest, error } : rest)) }) as Record<
+    string,
+    unknown
+  >;
 }
 
 export interface JobStatusRenderOptions {
@@ -75,7 +86,8 @@ export function renderJobStatus(status: JobStatus__Output, opts: JobStatusRender
     `  submitted  ${status.submitted_at_ms > 0 ? when(status.submitted_at_ms, opts.nowMs) : '-'}`,
   ];
   if (status.finished_at_ms > 0) {
-    const took = status.submitted_at_ms > 0 ? `, took ${formatDurationMs(status.finished_at_ms - status.submitted_at_ms)}` : '';
+    const took =
+      status.submitted_at_ms > 0 ? `, took ${formatDurationMs(status.finished_at_ms - status.submitted_at_ms)}` : '';
     lines.push(`  ended      ${when(status.finished_at_ms, opts.nowMs)}${took}`);
   }
   if (status.restarts > 0) lines.push(`  restarts   ${status.restarts} (task failures)`);

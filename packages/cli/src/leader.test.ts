@@ -6,6 +6,7 @@ import {
   HealthServices,
   HealthStatusManager,
   NotLeaderError,
+  toServiceError,
   bindServer,
   handleUnary,
   loadHealthProto,
@@ -38,7 +39,10 @@ afterEach(async () => {
 
 /** A JobMaster stand-in on 127.0.0.1:0: health service, and a Dispatcher that leads when `leads`. */
 async function jobMaster(id: string, epoch: number, leads: boolean): Promise<string> {
-  const health = new HealthStatusManager({ [HealthServices.server]: 'SERVING', [HealthServices.dispatcher]: leads ? 'SERVING' : 'NOT_SERVING' });
+  const health = new HealthStatusManager({
+    [HealthServices.server]: 'SERVING',
+    [HealthServices.dispatcher]: leads ? 'SERVING' : 'NOT_SERVING',
+  });
   const notLeader = (): never => {
     throw new NotLeaderError();
   };
@@ -48,6 +52,7 @@ async function jobMaster(id: string, epoch: number, leads: boolean): Promise<str
     GetJobStatus: handleUnary(notLeader),
     CancelJob: handleUnary(notLeader),
     GetClusterOverview: handleUnary(() => (leads ? { jobmaster_id: id, epoch, task_managers: [] } : notLeader())),
+    FetchJobResult: (call) => call.emit('error', toServiceError(new NotLeaderError())),
   };
   const server = new grpc.Server();
   server.addService(loadProto().Dispatcher.service, dispatcher);
@@ -77,7 +82,9 @@ describe('rebound leader', () => {
       serving: true,
     });
     expect(await runLeader({ haDir: dir, idOnly: true })).toBe('jobmaster-2\n');
-    expect(await runLeader({ haDir: dir })).toBe(`jobmaster-2 leads at ${address} (epoch 3, elected 2026-12-01 09:00:00Z)\n`);
+    expect(await runLeader({ haDir: dir })).toBe(
+      `jobmaster-2 leads at ${address} (epoch 3, elected 2026-12-01 09:00:00Z)\n`,
+    );
   });
 
   it('finds the HA directory through REBOUND_HA_DIR when no option names the cluster', async () => {
@@ -93,7 +100,10 @@ describe('rebound leader', () => {
     const address = await jobMaster('jobmaster-1', 2, true);
     await shutdownServer(servers.pop()!, 100);
     const dir = haDir({ epoch: 2, jobmasterId: 'jobmaster-1', address, electedAtMs: 1 });
-    expect(JSON.parse(await runLeader({ haDir: dir, json: true }))).toMatchObject({ id: 'jobmaster-1', serving: false });
+    expect(JSON.parse(await runLeader({ haDir: dir, json: true }))).toMatchObject({
+      id: 'jobmaster-1',
+      serving: false,
+    });
     expect(await runLeader({ haDir: dir })).toMatch(/does not answer: it may have died/);
     // --id still names it, so `docker compose kill "$(... leader --id)"` works while it hangs.
     expect(await runLeader({ haDir: dir, idOnly: true })).toBe('jobmaster-1\n');
@@ -101,19 +111,32 @@ describe('rebound leader', () => {
 
   it('asks the JobMaster itself with --address', async () => {
     const address = await jobMaster('jm-9', 4, true);
-    expect(JSON.parse(await runLeader({ address, json: true }))).toEqual({ id: 'jm-9', address, epoch: 4, electedAtMs: 0, serving: true });
+    expect(JSON.parse(await runLeader({ address, json: true }))).toEqual({
+      id: 'jm-9',
+      address,
+      epoch: 4,
+      electedAtMs: 0,
+      serving: true,
+    });
     const standby = await jobMaster('jm-8', 0, false);
-    await expect(leader({ address: standby, json: false, idOnly: false, timeoutMs: 1_000 }, { stdout: { write: () => true }, stderr: { write: () => true }, env: {}, cwd: '/' })).rejects.toThrow(
-      /is not the leader/,
-    );
+    await expect(
+      leader(
+        { address: standby, json: false, idOnly: false, timeoutMs: 1_000 },
+        { stdout: { write: () => true }, stderr: { write: () => true }, env: {}, cwd: '/' },
+      ),
+    ).rejects.toThrow(/is not the leader/);
   });
 
   it('fails with one clear line when the HA directory is missing or no JobMaster has been elected yet', async () => {
     const missing = join(haDir(), 'missing');
-    await expect(resolveClusterTarget({}, '/', { [HA_DIR_ENV]: missing })).rejects.toThrow(new RegExp(`^${HA_DIR_ENV}=${missing}: HA directory .* does not exist`));
+    await expect(resolveClusterTarget({}, '/', { [HA_DIR_ENV]: missing })).rejects.toThrow(
+      new RegExp(`^${HA_DIR_ENV}=${missing}: HA directory .* does not exist`),
+    );
     const dir = haDir();
     mkdirSync(join(dir, 'epochs')); // a JobMaster started there, but has not written leader.json yet
-    await expect(runLeader({ haDir: dir })).rejects.toThrow(/no JobMaster has been elected in .* yet \(no leader.json\)/);
+    await expect(runLeader({ haDir: dir })).rejects.toThrow(
+      /no JobMaster has been elected in .* yet \(no leader.json\)/,
+    );
   });
 });
 
@@ -127,13 +150,20 @@ describe('rebound leader: parsing and help', () => {
         return Promise.resolve(0);
       },
     });
-    const io: CliIo = { stdout: { write: (s: string) => (stdout += s) }, stderr: { write: () => true }, env: {}, cwd: '/' };
+    const io: CliIo = {
+      stdout: { write: (s: string) => (stdout += s) },
+      stderr: { write: () => true },
+      env: {},
+      cwd: '/',
+    };
     expect(await runCli(argv, io, handlers)).toBe(0);
     return { calls, stdout };
   }
 
   it('maps --id, --json, --timeout and the cluster options', async () => {
-    expect((await parse(['leader'])).calls).toEqual([{ name: 'leader', opts: { json: false, idOnly: false, timeoutMs: 3_000 } }]);
+    expect((await parse(['leader'])).calls).toEqual([
+      { name: 'leader', opts: { json: false, idOnly: false, timeoutMs: 3_000 } },
+    ]);
     expect((await parse(['leader', '--id', '--ha-dir', '/ha', '--timeout', '1 s'])).calls).toEqual([
       { name: 'leader', opts: { haDir: '/ha', json: false, idOnly: true, timeoutMs: 1_000 } },
     ]);
@@ -141,6 +171,6 @@ describe('rebound leader: parsing and help', () => {
 
   it('documents REBOUND_HA_DIR in --help', async () => {
     expect((await parse(['--help'])).stdout).toMatch(/Environment:\n {2}REBOUND_HA_DIR {2}HA directory of the cluster/);
-    expect((await parse(['leader', '--help'])).stdout).toMatch(/default: \$REBOUND_HA_DIR if set/);
+    expect((await parse(['leader', '--help'])).stdout).toMatch(/default: \$REBOUND_HA_DIR\s+if\s+set/);
   });
 });

@@ -1,5 +1,13 @@
-import { ErrorCode, HealthServices, ReboundError, checkHealth } from '@rebound/core';
-import { ClusterClient, clientConfiguration, clientOptionsFrom, resolveClusterTarget, withHaServices, type ClusterTarget, type ClusterTargetOptions } from './client.js';
+import { checkHealth, HealthServices, LeaderNotFoundError } from '@rebound/core';
+import {
+  ClusterClient,
+  clientConfiguration,
+  clientOptionsFrom,
+  resolveClusterTarget,
+  withHaServices,
+  type ClusterTarget,
+  type ClusterTargetOptions,
+} from './client.js';
 import { formatTimestamp } from './format.js';
 import { printJson, printLines, type CliIo } from './io.js';
 
@@ -28,12 +36,14 @@ export interface LeaderReport {
   readonly serving: boolean;
 }
 
-async function reportFromHa(target: Exclude<ClusterTarget, { kind: 'address' }>, timeoutMs: number): Promise<LeaderReport> {
+async function reportFromHa(
+  target: Exclude<ClusterTarget, { kind: 'address' }>,
+  timeoutMs: number,
+): Promise<LeaderReport> {
   const info = await withHaServices(target, async (ha) => {
     const found = await ha.getLeader();
     if (!found) {
-      throw new ReboundError(
-        ErrorCode.LEADER_NOT_FOUND,
+      throw new LeaderNotFoundError(
         ha.type === 'file'
           ? `no JobMaster has been elected in ${target.haDir} yet (no leader.json); is a JobMaster running with --ha-dir ${target.haDir}?`
           : `no JobMaster has been elected in ${ha.describe()} yet; is a JobMaster running with the same high-availability.etcd.endpoints and high-availability.cluster-id?`,
@@ -42,7 +52,13 @@ async function reportFromHa(target: Exclude<ClusterTarget, { kind: 'address' }>,
     return found;
   });
   const status = await checkHealth(info.address, HealthServices.dispatcher, timeoutMs).catch(() => undefined);
-  return { id: info.jobmasterId, address: info.address, epoch: info.epoch, electedAtMs: info.electedAtMs, serving: status === 'SERVING' };
+  return {
+    id: info.jobmasterId,
+    address: info.address,
+    epoch: info.epoch,
+    electedAtMs: info.electedAtMs,
+    serving: status === 'SERVING',
+  };
 }
 
 async function reportFromAddress(client: ClusterClient, address: string): Promise<LeaderReport> {
@@ -55,7 +71,10 @@ export function renderLeader(r: LeaderReport): string[] {
   const elected = r.electedAtMs > 0 ? `, elected ${formatTimestamp(r.electedAtMs)}` : '';
   const line = `${r.id} leads at ${r.address} (epoch ${r.epoch}${elected})`;
   if (r.serving) return [line];
-  return [line, 'it does not answer: it may have died; a standby takes over once its lease expires (high-availability.lease.timeout)'];
+  return [
+    line,
+    'it does not answer: it may have died; a standby takes over once its lease expires (high-availability.lease.timeout)',
+  ];
 }
 
 export async function leader(opts: LeaderOptions, io: CliIo): Promise<number> {

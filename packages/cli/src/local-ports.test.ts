@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { httpPortFor } from './local.js';
 
 describe('httpPortFor', () => {
-  it('gives every daemon any free port unless the cluster configuration names one', () => {
-    expect(httpPortFor('jobmaster', 'jm-1', {})).toEqual({ 'rest.port': '0' });
+  it('puts the JobMasters on 8081, 8082, ... and TaskManagers on any free port unless configured', () => {
+    expect(httpPortFor('jobmaster', 'jm-1', {})).toEqual({ 'rest.port': '8081' });
+    expect(httpPortFor('jobmaster', 'jm-2', {})).toEqual({ 'rest.port': '8082' });
     expect(httpPortFor('taskmanager', 'tm-3', {})).toEqual({ 'metrics.port': '0' });
     expect(httpPortFor('jobmaster', 'jm-2', { 'rest.port': '0' })).toEqual({ 'rest.port': '0' });
   });

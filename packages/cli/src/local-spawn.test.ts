@@ -15,7 +15,6 @@ afterAll(() => {
   for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-
 function fakeDaemon(dir: string, role: 'jobmaster' | 'taskmanager' = 'taskmanager'): SpawnedDaemon {
   return {
     spec: { workdir: dir, role, id: 'tm-1', haDir: join(dir, 'ha'), config: {}, slots: 3 },
@@ -31,11 +30,29 @@ function fakeDaemon(dir: string, role: 'jobmaster' | 'taskmanager' = 'taskmanage
 
 describe('local daemons', () => {
   it('pass HA dir, id, log file, slots, data dir and every -D to the daemon', () => {
-    const args = daemonArgs({ workdir: '/w', role: 'taskmanager', id: 'tm-2', haDir: '/w/ha', config: { 'rpc.timeout': '3 s' }, slots: 4 }, '/w/logs/tm-2.log', '/w/data/tm-2');
-    expect(args).toEqual(['taskmanager', '--ha-dir', '/w/ha', '--id', 'tm-2', '--log-file', '/w/logs/tm-2.log', '--slots', '4', '--data-dir', '/w/data/tm-2', '-D', 'rpc.timeout=3 s']);
-    expect(daemonArgs({ workdir: '/w', role: 'jobmaster', id: 'jm-1', haDir: '/w/ha', config: {} }, '/l', undefined)).toEqual([
-      'jobmaster', '--ha-dir', '/w/ha', '--id', 'jm-1', '--log-file', '/l',
+    const args = daemonArgs(
+      { workdir: '/w', role: 'taskmanager', id: 'tm-2', haDir: '/w/ha', config: { 'rpc.timeout': '3 s' }, slots: 4 },
+      '/w/logs/tm-2.log',
+      '/w/data/tm-2',
+    );
+    expect(args).toEqual([
+      'taskmanager',
+      '--ha-dir',
+      '/w/ha',
+      '--id',
+      'tm-2',
+      '--log-file',
+      '/w/logs/tm-2.log',
+      '--slots',
+      '4',
+      '--data-dir',
+      '/w/data/tm-2',
+      '-D',
+      'rpc.timeout=3 s',
     ]);
+    expect(
+      daemonArgs({ workdir: '/w', role: 'jobmaster', id: 'jm-1', haDir: '/w/ha', config: {} }, '/l', undefined),
+    ).toEqual(['jobmaster', '--ha-dir', '/w/ha', '--id', 'jm-1', '--log-file', '/l']);
   });
 
   it('are ready once their ready line appears on stdout', async () => {
@@ -43,14 +60,24 @@ describe('local daemons', () => {
     const d = fakeDaemon(dir);
     writeFileSync(d.outFile, '{"event":"ready","role":"taskmanager","id":"tm-1","address":"127.0.0.1:5","pid":1}\n');
     const p = await waitForReady(d, Date.now() + 5_000, 5);
-    expect(p).toMatchObject({ id: 'tm-1', role: 'taskmanager', address: '127.0.0.1:5', pid: process.pid, slots: 3, dataDir: d.dataDir });
+    expect(p).toMatchObject({
+      id: 'tm-1',
+      role: 'taskmanager',
+      address: '127.0.0.1:5',
+      pid: process.pid,
+      slots: 3,
+      dataDir: d.dataDir,
+    });
   });
 
   it('that die before ready are reported with their last words', async () => {
     const dir = tempDir('rebound-spawn-');
     const d = fakeDaemon(dir);
     writeFileSync(d.outFile, '');
-    writeFileSync(d.logFile, '{"level":30,"msg":"starting"}\nrebound: HA directory /x holds neither leader.json nor epochs/\n');
+    writeFileSync(
+      d.logFile,
+      '{"level":30,"msg":"starting"}\nrebound: HA directory /x holds neither leader.json nor epochs/\n',
+    );
     d.exit = { code: 1, signal: null };
     await expect(waitForReady(d, Date.now() + 5_000, 5)).rejects.toThrow(
       /taskmanager tm-1 exited with code 1 before it was ready: HA directory \/x holds neither leader.json nor epochs\/ \(log: .*tm-1.log\)/,
@@ -59,7 +86,9 @@ describe('local daemons', () => {
 
   it('that are not ready by the deadline are reported', async () => {
     const dir = tempDir('rebound-spawn-');
-    await expect(waitForReady(fakeDaemon(dir), Date.now() - 1, 5)).rejects.toThrow(/was not ready in time; see its log/);
+    await expect(waitForReady(fakeDaemon(dir), Date.now() - 1, 5)).rejects.toThrow(
+      /was not ready in time; see its log/,
+    );
   });
 
   it('last words prefer the rebound: line, then the last log message', async () => {

@@ -2,12 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { ErrorCode, ReboundError, sleep } from '@rebound/core';
+import { IllegalStateError, InternalError, sleep, UnavailableError } from '@rebound/core';
 import { ClusterPaths, type ClusterProcess, type ProcessRole } from './cluster-file.js';
 import { parseReadyLine } from './daemon.js';
 import { isProcessAlive, signalProcess, waitForExit } from './processes.js';
 
-/** bin/rebound.js: daemons run through it so that they get tsx like the CLI itself. */
+/**
+ * bin/rebound.js: daemons run through it, so that they check and run the same build as the CLI. The
+ * path holds from packages/cli/src and from the bundle in packages/cli/dist alike.
+ */
 export const REBOUND_BIN = fileURLToPath(new URL('../../../bin/rebound.js', import.meta.url));
 
 export interface DaemonSpec {
@@ -19,6 +22,8 @@ export interface DaemonSpec {
   readonly config: Readonly<Record<string, string>>;
   /** TaskManagers only. */
   readonly slots?: number;
+  /** A command that runs node in place of itself (e.g. `ip netns exec <ns>`: a test's own host). */
+  readonly launcher?: readonly string[];
 }
 
 /** A daemon spawned in the background, not yet known to be ready. */
@@ -55,7 +60,8 @@ export function spawnDaemon(spec: DaemonSpec): SpawnedDaemon {
   const err = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [REBOUND_BIN, ...daemonArgs(spec, logFile, dataDir)], {
+    const argv = [...(spec.launcher ?? []), process.execPath, REBOUND_BIN, ...daemonArgs(spec, logFile, dataDir)];
+    child = spawn(argv[0]!, argv.slice(1), {
       detached: true,
       stdio: ['ignore', out, err],
       env: process.env,
@@ -117,21 +123,30 @@ export async function waitForReady(d: SpawnedDaemon, deadline: number, pollMs = 
       }
     }
     if (d.spawnError) {
-      throw new ReboundError(ErrorCode.INTERNAL, `cannot start ${role} ${id}: ${d.spawnError.message}`);
+      throw new InternalError(`cannot start ${role} ${id}: ${d.spawnError.message}`);
     }
     if (d.exit || (d.pid > 0 && !isProcessAlive(d.pid))) {
-      const how = d.exit?.signal ? `was killed by ${d.exit.signal}` : d.exit?.code != null ? `exited with code ${d.exit.code}` : 'exited';
-      throw new ReboundError(ErrorCode.ILLEGAL_STATE, `${role} ${id} ${how} before it was ready: ${await lastWords(d.logFile)} (log: ${d.logFile})`);
+      const how = d.exit?.signal
+        ? `was killed by ${d.exit.signal}`
+        : d.exit?.code != null
+          ? `exited with code ${d.exit.code}`
+          : 'exited';
+      throw new IllegalStateError(
+        `${role} ${id} ${how} before it was ready: ${await lastWords(d.logFile)} (log: ${d.logFile})`,
+      );
     }
     if (Date.now() > deadline) {
-      throw new ReboundError(ErrorCode.UNAVAILABLE, `${role} ${id} was not ready in time; see its log ${d.logFile}`);
+      throw new UnavailableError(`${role} ${id} was not ready in time; see its log ${d.logFile}`);
     }
     await sleep(pollMs);
   }
 }
 
 /** SIGTERM, then SIGKILL whatever is still alive after `graceMs`. Returns how many needed SIGKILL. */
-export async function stopProcesses(procs: readonly { pid: number; id?: string }[], graceMs: number): Promise<{ stopped: number; killed: number }> {
+export async function stopProcesses(
+  procs: readonly { pid: number; id?: string }[],
+  graceMs: number,
+): Promise<{ stopped: number; killed: number }> {
   const alive = procs.filter((p) => p.pid > 0 && isProcessAlive(p.pid, p.id));
   for (const p of alive) signalProcess(p.pid, 'SIGTERM');
   const stragglers = await waitForExit(alive, graceMs);

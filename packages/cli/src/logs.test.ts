@@ -23,18 +23,30 @@ const line = (time: number, level: number, msg: string, extra: Record<string, un
 
 function capture(cwd: string): { io: CliIo; out: () => string } {
   let out = '';
-  return { io: { stdout: { write: (t: string) => (out += t) }, stderr: { write: () => true }, env: { NO_COLOR: '1' }, cwd }, out: () => out };
+  return {
+    io: { stdout: { write: (t: string) => (out += t) }, stderr: { write: () => true }, env: { NO_COLOR: '1' }, cwd },
+    out: () => out,
+  };
 }
 
 describe('rebound logs', () => {
   it('filters by level and job, keeps non-JSON lines (a crash on stderr)', () => {
-    const text = line(1, 20, 'debug') + line(2, 30, 'info', { jobId: 'j1' }) + 'TypeError: boom\n' + line(3, 50, 'error', { jobId: 'j2' });
-    expect(selectLines(text, 'jm-1', 30).map((e) => e.text.slice(0, 20))).toEqual([line(2, 30, 'info', { jobId: 'j1' }).slice(0, 20), 'TypeError: boom', line(3, 50, 'error').slice(0, 20)]);
+    const text =
+      line(1, 20, 'debug') +
+      line(2, 30, 'info', { jobId: 'j1' }) +
+      'TypeError: boom\n' +
+      line(3, 50, 'error', { jobId: 'j2' });
+    expect(selectLines(text, 'jm-1', 30).map((e) => e.text.slice(0, 20))).toEqual([
+      line(2, 30, 'info', { jobId: 'j1' }).slice(0, 20),
+      'TypeError: boom',
+      line(3, 50, 'error').slice(0, 20),
+    ]);
     expect(selectLines(text, 'jm-1', 30, 'j2')).toHaveLength(1);
   });
 
   it('pretty-prints every process merged by time; --json prints the lines untouched', async () => {
-    const jm = line(1_000, 30, 'leader elected', { component: 'JobMasterProcess', epoch: 1 }) + line(3_000, 40, 'lease lost');
+    const jm =
+      line(1_000, 30, 'leader elected', { component: 'JobMasterProcess', epoch: 1 }) + line(3_000, 40, 'lease lost');
     const tm = line(2_000, 30, 'task deployed', { component: 'TaskExecutor', subtask: 3 });
     const dir = await workdir({ 'jm-1.log': jm, 'tm-1.log': tm, 'jm-1.out': 'not a log\n' });
     const pretty = capture(dir);
@@ -52,7 +64,9 @@ describe('rebound logs', () => {
 
   it('names the processes that have logs when the id is wrong', async () => {
     const dir = await workdir({ 'jm-1.log': '' });
-    await expect(logs({ workdir: dir, id: 'tm-9', follow: false, level: 'info', json: false }, capture('/').io)).rejects.toThrow(/no log of 'tm-9' .*: jm-1/);
+    await expect(
+      logs({ workdir: dir, id: 'tm-9', follow: false, level: 'info', json: false }, capture('/').io),
+    ).rejects.toThrow(/no log of 'tm-9' .*: jm-1/);
   });
 
   it('--follow prints lines appended later, until stopped', async () => {
@@ -69,6 +83,12 @@ describe('rebound logs', () => {
     while (!c.out().includes('second') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     stop.abort();
     expect(await following).toBe(0);
-    expect(c.out().trim().split('\n').map((l) => l.replace(/\[[\d:.]+\] /, ''))).toEqual(['INFO: first', 'INFO: second']);
+    expect(
+      c
+        .out()
+        .trim()
+        .split('\n')
+        .map((l) => l.replace(/\[[\d:.]+\] /, '')),
+    ).toEqual(['INFO: first', 'INFO: second']);
   });
 });

@@ -1,6 +1,6 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
-import { ErrorCode, ReboundError, sleep } from '@rebound/core';
+import { ConfigError, sleep } from '@rebound/core';
 import { prettyFactory } from 'pino-pretty';
 import { ClusterPaths, tryReadClusterFile } from './cluster-file.js';
 import type { CliIo } from './io.js';
@@ -40,7 +40,8 @@ export function selectLines(text: string, id: string, minLevel: number, jobId?: 
     }
     if (rec && typeof rec === 'object') {
       if (typeof rec.level === 'number' && rec.level < minLevel) continue;
-      if (jobId && rec.jobId !== jobId) continue;
+      // A prefix names the job as in `status` (a full id is its own prefix).
+      if (jobId && !(typeof rec.jobId === 'string' && rec.jobId.startsWith(jobId.toLowerCase()))) continue;
       out.push({ time: typeof rec.time === 'number' ? rec.time : 0, id, text: line });
     } else if (!jobId) {
       out.push({ time: 0, id, text: line });
@@ -54,21 +55,28 @@ async function sourcesOf(workdir: string, id: string | undefined): Promise<LogSo
   const names = await readdir(dir).catch(() => undefined);
   if (!names) {
     const hasCluster = (await tryReadClusterFile(workdir).catch(() => undefined)) !== undefined;
-    throw new ReboundError(
-      ErrorCode.CONFIG_INVALID,
-      hasCluster ? `no logs directory in ${workdir}` : `no cluster in ${workdir} (no logs/ there); pass --workdir of a cluster started with 'rebound local up'`,
+    throw new ConfigError(
+      hasCluster
+        ? `no logs directory in ${workdir}`
+        : `no cluster in ${workdir} (no logs/ there); pass --cluster with the directory of a cluster started with 'rebound local up'`,
     );
   }
-  const ids = names.filter((n) => n.endsWith('.log')).map((n) => basename(n, '.log')).sort();
+  const ids = names
+    .filter((n) => n.endsWith('.log'))
+    .map((n) => basename(n, '.log'))
+    .sort();
   if (id !== undefined && !ids.includes(id)) {
-    throw new ReboundError(ErrorCode.CONFIG_INVALID, `no log of '${id}' in ${dir}; the processes with logs are: ${ids.join(', ') || 'none'}`);
+    throw new ConfigError(`no log of '${id}' in ${dir}; the processes with logs are: ${ids.join(', ') || 'none'}`);
   }
   return (id === undefined ? ids : [id]).map((i) => ({ id: i, path: join(dir, `${i}.log`), offset: 0, partial: '' }));
 }
 
 /** Reads what was appended to `src` since the last call (whole lines only). */
 async function readNew(src: LogSource): Promise<string> {
-  const size = await stat(src.path).then((s) => s.size, () => 0);
+  const size = await stat(src.path).then(
+    (s) => s.size,
+    () => 0,
+  );
   if (size < src.offset) src.offset = 0; // truncated or replaced: start over
   if (size === src.offset) return '';
   const fh = await open(src.path, 'r');
@@ -93,7 +101,8 @@ async function readNew(src: LogSource): Promise<string> {
 export async function logs(opts: LogsOptions, io: CliIo, signal?: AbortSignal): Promise<number> {
   const workdir = resolve(io.cwd, opts.workdir);
   const minLevel = LEVELS[opts.level];
-  if (minLevel === undefined) throw new ReboundError(ErrorCode.CONFIG_INVALID, `--level ${opts.level}: use one of ${Object.keys(LEVELS).join(', ')}`);
+  if (minLevel === undefined)
+    throw new ConfigError(`--level ${opts.level}: use one of ${Object.keys(LEVELS).join(', ')}`);
   const sources = await sourcesOf(workdir, opts.id);
   const color = io.stdout.isTTY === true && io.env.NO_COLOR === undefined;
   const pretty = prettyFactory({

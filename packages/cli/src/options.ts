@@ -46,6 +46,10 @@ export interface LocalStatusOptions {
 export interface LocalKillLeaderOptions {
   readonly workdir: string;
   readonly json: boolean;
+  /** Wait for a standby to take over (false: `--no-wait`, return once the leader is dead). */
+  readonly wait: boolean;
+  /** `--wait <duration>`; default: the cluster's lease timeout plus a margin. */
+  readonly waitMs?: number;
 }
 
 export interface LocalStartOptions {
@@ -73,6 +77,14 @@ export interface SubmitOptions extends ClusterTargetOptions {
   readonly dynamic: readonly string[];
   readonly pollIntervalMs: number;
   readonly reconnectTimeoutMs?: number;
+  /** How a collect() result is printed (table, csv, jsonl, json); default: table on a terminal. */
+  readonly outputFormat?: string;
+}
+
+/** `rebound results <job>`: a finished job's collect() result. */
+export interface ResultsOptions extends ClusterTargetOptions {
+  readonly jobId: string;
+  readonly outputFormat?: string;
 }
 
 export interface ListOptions extends ClusterTargetOptions {
@@ -125,10 +137,18 @@ export interface EventsOptions {
   readonly cluster?: string;
 }
 
+export interface InitOptions {
+  /** Directory of the new job project (created if missing). */
+  readonly dir: string;
+  readonly json: boolean;
+}
+
 export interface ConfigOptions {
   readonly json: boolean;
   /** Show the values a local cluster runs with (its work directory). */
   readonly cluster?: string;
+  /** Also the debug.* keys (crash points and switches for tests). */
+  readonly all?: boolean;
 }
 
 /** One function per command; program.ts parses, these act. Each returns the exit code. */
@@ -143,6 +163,7 @@ export interface CommandHandlers {
   localStartJobMaster(o: LocalStartOptions): Promise<number>;
   localStartTaskManager(o: LocalStartTaskManagerOptions): Promise<number>;
   submit(o: SubmitOptions): Promise<number>;
+  results(o: ResultsOptions): Promise<number>;
   list(o: ListOptions): Promise<number>;
   status(o: StatusOptions): Promise<number>;
   cancel(o: CancelOptions): Promise<number>;
@@ -150,5 +171,6 @@ export interface CommandHandlers {
   events(o: EventsOptions): Promise<number>;
   config(o: ConfigOptions): Promise<number>;
   info(o: InfoOptions): Promise<number>;
+  init(o: InitOptions): Promise<number>;
   logs(o: LogsOptions): Promise<number>;
 }

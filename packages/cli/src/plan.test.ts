@@ -3,10 +3,38 @@ import { describe, expect, it } from 'vitest';
 import { applyDefaultParallelism, planToJson, renderPlan } from './plan.js';
 
 const vertices: JobVertex[] = [
-  { id: 'v-src', name: 'Source: TextFiles -> FlatMap', parallelism: 18, source_operator_id: 'op-1', source_supports_batch_snapshot: true, inputs: [], operator_ids: ['op-1', 'op-2'] },
-  { id: 'v-fixed', name: 'Source: Seq', parallelism: 3, source_operator_id: 'op-3', inputs: [], operator_ids: ['op-3'] },
-  { id: 'v-sum', name: 'Sum(1) -> Sink', parallelism: 0, inputs: [{ source_vertex_id: 'v-src', distribution: 'HASH', combiner_id: 'op-4' }], operator_ids: ['op-5', 'op-6'], sink: { operator_id: 'op-6', path: '/out' } },
-  { id: 'v-join', name: 'Join', parallelism: 5, inputs: [{ source_vertex_id: 'v-fixed', distribution: 'BROADCAST' }], operator_ids: ['op-7'] },
+  {
+    id: 'v-src',
+    name: 'Source: TextFiles -> FlatMap',
+    parallelism: 18,
+    source_operator_id: 'op-1',
+    source_supports_batch_snapshot: true,
+    inputs: [],
+    operator_ids: ['op-1', 'op-2'],
+  },
+  {
+    id: 'v-fixed',
+    name: 'Source: Seq',
+    parallelism: 3,
+    source_operator_id: 'op-3',
+    inputs: [],
+    operator_ids: ['op-3'],
+  },
+  {
+    id: 'v-sum',
+    name: 'Sum(1) -> Sink',
+    parallelism: 0,
+    inputs: [{ source_vertex_id: 'v-src', distribution: 'HASH', combiner_id: 'op-4' }],
+    operator_ids: ['op-5', 'op-6'],
+    sink: { operator_id: 'op-6', path: '/out' },
+  },
+  {
+    id: 'v-join',
+    name: 'Join',
+    parallelism: 5,
+    inputs: [{ source_vertex_id: 'v-fixed', distribution: 'BROADCAST' }],
+    operator_ids: ['op-7'],
+  },
 ];
 
 describe('-p / parallelism.default', () => {
@@ -23,7 +51,12 @@ describe('-p / parallelism.default', () => {
 
 describe('rebound info', () => {
   it('prints vertices, edges, parallelism, sources and sinks', () => {
-    const plan = planToJson({ name: 'wordcount', jobFile: 'job.ts', graph: { vertices }, config: { 'parallelism.default': '4' } });
+    const plan = planToJson({
+      name: 'wordcount',
+      jobFile: 'job.ts',
+      graph: { vertices },
+      config: { 'parallelism.default': '4' },
+    });
     expect(plan.edges).toEqual([
       { from: 'v-src', to: 'v-sum', distribution: 'HASH', combiner: true },
       { from: 'v-fixed', to: 'v-join', distribution: 'BROADCAST', combiner: false },

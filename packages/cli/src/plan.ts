@@ -1,8 +1,10 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { Configuration, ErrorCode, ReboundError, type JobGraph, type JobVertex } from '@rebound/core';
+import type { JobModuleBundle } from '@rebound/api';
+import { Configuration, type JobGraph, JobModuleInvalidError, type JobVertex } from '@rebound/core';
 import { parseDynamicProperties } from './args.js';
 import { renderTable } from './format.js';
+import { loadJobForClient } from './job-module.js';
 import { printJson, printLines, type CliIo } from './io.js';
 import type { InfoOptions } from './options.js';
 
@@ -24,7 +26,11 @@ const SOURCE_PARALLELISM = 'execution.batch.adaptive.auto-parallelism.default-so
  * does for `flink run -p` / parallelism.default: such vertices run with that many subtasks instead
  * of the adaptive decision. Vertices with an explicit parallelism keep it.
  */
-export function applyDefaultParallelism(vertices: readonly JobVertex[], explicitSources: ReadonlySet<string>, parallelism: number): JobVertex[] {
+export function applyDefaultParallelism(
+  vertices: readonly JobVertex[],
+  explicitSources: ReadonlySet<string>,
+  parallelism: number,
+): JobVertex[] {
   return vertices.map((v) => {
     const isSource = (v.source_operator_id ?? '') !== '';
     if (isSource) return explicitSources.has(v.id ?? '') ? v : { ...v, parallelism };
@@ -37,29 +43,51 @@ export function applyDefaultParallelism(vertices: readonly JobVertex[], explicit
  * cluster is asked anything. `-p` wins over `-D parallelism.default`; a source's own
  * `default-source-parallelism` wins over both for sources, as it is the more specific key.
  */
-export async function buildJobPlan(opts: { jobFile: string; jobArgs: readonly string[]; dynamic: readonly string[]; parallelism?: number }, io: CliIo): Promise<JobPlan & { readonly jobFilePath: string }> {
+export async function buildJobPlan(
+  opts: { jobFile: string; jobArgs: readonly string[]; dynamic: readonly string[]; parallelism?: number },
+  io: CliIo,
+): Promise<JobPlan & { readonly jobFilePath: string; readonly bundle: JobModuleBundle }> {
   const jobConfig = parseDynamicProperties(opts.dynamic);
   if (opts.parallelism !== undefined) jobConfig[DEFAULT_PARALLELISM] = String(opts.parallelism);
   const config = Configuration.of(jobConfig);
   const jobFile = resolve(io.cwd, opts.jobFile);
   const st = await stat(jobFile).catch(() => undefined);
   if (!st?.isFile()) {
-    throw new ReboundError(ErrorCode.JOB_MODULE_INVALID, `job file ${opts.jobFile} not found; pass the path of a .ts or .js module whose default export is defineJob(...)`);
+    throw new JobModuleInvalidError(
+      `job file ${opts.jobFile} not found; pass the path of a .ts or .js module whose default export is defineJob(...)`,
+    );
   }
   const api = await import('@rebound/api');
-  const definition = await api.loadJobModule(jobFile);
+  const { definition, bundle } = await loadJobForClient(jobFile);
   const sourceParallelism = jobConfig[SOURCE_PARALLELISM] !== undefined ? config.getInt(SOURCE_PARALLELISM) : 0;
   const defaultParallelism = jobConfig[DEFAULT_PARALLELISM] !== undefined ? config.getInt(DEFAULT_PARALLELISM) : 0;
   // Built once without any default, to tell the sources that set their own parallelism apart.
   const bare = await api.buildJob(definition, opts.jobArgs, { cwd: io.cwd, estimateSplits: false });
-  const explicitSources = new Set(bare.graph.vertices?.filter((v) => (v.source_operator_id ?? '') !== '' && (v.parallelism ?? 0) > 0).map((v) => v.id ?? ''));
-  const built = await api.buildJob(definition, opts.jobArgs, { cwd: io.cwd, ...(sourceParallelism > 0 ? { defaultSourceParallelism: sourceParallelism } : {}) });
+  const explicitSources = new Set(
+    bare.graph.vertices
+      ?.filter((v) => (v.source_operator_id ?? '') !== '' && (v.parallelism ?? 0) > 0)
+      .map((v) => v.id ?? ''),
+  );
+  const built = await api.buildJob(definition, opts.jobArgs, {
+    cwd: io.cwd,
+    ...(sourceParallelism > 0 ? { defaultSourceParallelism: sourceParallelism } : {}),
+  });
   let vertices = built.graph.vertices ?? [];
   if (defaultParallelism > 0) {
-    const sourcesWithOwnDefault = sourceParallelism > 0 ? new Set(vertices.filter((v) => (v.source_operator_id ?? '') !== '').map((v) => v.id ?? '')) : explicitSources;
+    const sourcesWithOwnDefault =
+      sourceParallelism > 0
+        ? new Set(vertices.filter((v) => (v.source_operator_id ?? '') !== '').map((v) => v.id ?? ''))
+        : explicitSources;
     vertices = applyDefaultParallelism(vertices, sourcesWithOwnDefault, defaultParallelism);
   }
-  return { name: built.name, jobFile: opts.jobFile, jobFilePath: jobFile, graph: { ...built.graph, vertices }, config: jobConfig };
+  return {
+    name: built.name,
+    jobFile: opts.jobFile,
+    jobFilePath: jobFile,
+    bundle,
+    graph: { ...built.graph, vertices },
+    config: jobConfig,
+  };
 }
 
 /** `rebound info --json`: the plan as plain data. */
@@ -77,7 +105,12 @@ export interface PlanJson {
     readonly source: { readonly operatorId: string; readonly supportsBatchSnapshot: boolean } | null;
     readonly sink: { readonly operatorId: string; readonly path: string } | null;
   }[];
-  readonly edges: { readonly from: string; readonly to: string; readonly distribution: string; readonly combiner: boolean }[];
+  readonly edges: {
+    readonly from: string;
+    readonly to: string;
+    readonly distribution: string;
+    readonly combiner: boolean;
+  }[];
 }
 
 export function planToJson(plan: JobPlan): PlanJson {
@@ -92,11 +125,18 @@ export function planToJson(plan: JobPlan): PlanJson {
       parallelism: (v.parallelism ?? 0) > 0 ? v.parallelism! : null,
       maxParallelism: (v.max_parallelism ?? 0) > 0 ? v.max_parallelism! : null,
       operators: [...(v.operator_ids ?? [])],
-      source: v.source_operator_id ? { operatorId: v.source_operator_id, supportsBatchSnapshot: v.source_supports_batch_snapshot === true } : null,
+      source: v.source_operator_id
+        ? { operatorId: v.source_operator_id, supportsBatchSnapshot: v.source_supports_batch_snapshot === true }
+        : null,
       sink: v.sink ? { operatorId: v.sink.operator_id ?? '', path: v.sink.path ?? '' } : null,
     })),
     edges: vertices.flatMap((v) =>
-      (v.inputs ?? []).map((e) => ({ from: e.source_vertex_id ?? '', to: v.id ?? '', distribution: String(e.distribution ?? 'HASH'), combiner: (e.combiner_id ?? '') !== '' })),
+      (v.inputs ?? []).map((e) => ({
+        from: e.source_vertex_id ?? '',
+        to: v.id ?? '',
+        distribution: String(e.distribution ?? 'HASH'),
+        combiner: (e.combiner_id ?? '') !== '',
+      })),
     ),
   };
 }
@@ -104,7 +144,10 @@ export function planToJson(plan: JobPlan): PlanJson {
 export function renderPlan(p: PlanJson): string[] {
   const nameOf = new Map(p.vertices.map((v) => [v.id, v.name]));
   const count = (n: number, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
-  const lines = [`Job ${p.name} (${p.jobFile}): ${count(p.vertices.length, 'vertex', 'vertices')}, ${count(p.edges.length, 'edge', 'edges')}; not run`, ''];
+  const lines = [
+    `Job ${p.name} (${p.jobFile}): ${count(p.vertices.length, 'vertex', 'vertices')}, ${count(p.edges.length, 'edge', 'edges')}; not run`,
+    '',
+  ];
   lines.push(
     ...renderTable(
       ['VERTEX', 'ID', 'PARALLELISM', 'ROLE'],
@@ -112,7 +155,12 @@ export function renderPlan(p: PlanJson): string[] {
         v.name,
         v.id,
         v.parallelism === null ? 'adaptive' : String(v.parallelism),
-        [v.source ? `source${v.source.supportsBatchSnapshot ? ' (batch snapshots: resumes after a failover)' : ' (no batch snapshots: reruns whole after a failover)'}` : '', v.sink ? `sink → ${v.sink.path}` : '']
+        [
+          v.source
+            ? `source${v.source.supportsBatchSnapshot ? ' (batch snapshots: resumes after a failover)' : ' (no batch snapshots: reruns whole after a failover)'}`
+            : '',
+          v.sink ? `sink → ${v.sink.path}` : '',
+        ]
           .filter(Boolean)
           .join('; ') || '-',
       ]),
@@ -120,7 +168,10 @@ export function renderPlan(p: PlanJson): string[] {
   );
   if (p.edges.length > 0) {
     lines.push('', 'Edges (all BLOCKING: the producer finishes before its consumers start):');
-    for (const e of p.edges) lines.push(`  ${nameOf.get(e.from) ?? e.from} ─${e.distribution}${e.combiner ? ', pre-aggregated' : ''}→ ${nameOf.get(e.to) ?? e.to}`);
+    for (const e of p.edges)
+      lines.push(
+        `  ${nameOf.get(e.from) ?? e.from} ─${e.distribution}${e.combiner ? ', pre-aggregated' : ''}→ ${nameOf.get(e.to) ?? e.to}`,
+      );
   }
   const overrides = Object.entries(p.config);
   if (overrides.length > 0) lines.push('', 'Job configuration:', ...overrides.map(([k, v]) => `  ${k} = ${v}`));

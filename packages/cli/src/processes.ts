@@ -71,7 +71,11 @@ export interface Tracked {
 }
 
 /** Waits until none of `procs` is alive; returns those still alive at the deadline. */
-export async function waitForExit<T extends Tracked>(procs: readonly T[], timeoutMs: number, pollMs = 50): Promise<T[]> {
+export async function waitForExit<T extends Tracked>(
+  procs: readonly T[],
+  timeoutMs: number,
+  pollMs = 50,
+): Promise<T[]> {
   const deadline = Date.now() + timeoutMs;
   let alive = procs.filter((p) => isProcessAlive(p.pid, p.id));
   while (alive.length > 0 && Date.now() < deadline) {

@@ -34,7 +34,19 @@ async function parse(argv: string[], result = 0): Promise<Captured> {
 
 describe('rebound argument parsing', () => {
   it('submit: job args after --, repeated -D, flags', async () => {
-    const r = await parse(['submit', 'examples/wordcount.ts', '--detached', '-D', 'rpc.timeout=3 s', '-Dheartbeat.interval=1s', '--', '--input', 'in/', '--output', 'out/']);
+    const r = await parse([
+      'submit',
+      'examples/wordcount.ts',
+      '--detached',
+      '-D',
+      'rpc.timeout=3 s',
+      '-Dheartbeat.interval=1s',
+      '--',
+      '--input',
+      'in/',
+      '--output',
+      'out/',
+    ]);
     expect(r.code).toBe(0);
     expect(r.calls).toEqual([
       {
@@ -52,14 +64,37 @@ describe('rebound argument parsing', () => {
   });
 
   it('submit: cluster target options', async () => {
-    const r = await parse(['submit', 'job.ts', '--json', '--ha-dir', '/ha', '--address', 'h:1', '--cluster', 'c']);
+    const r = await parse(['submit', '--json', '--ha-dir', '/ha', '--address', 'h:1', '--cluster', 'c', 'job.ts']);
     expect(r.calls[0]?.opts).toMatchObject({ haDir: '/ha', address: 'h:1', cluster: 'c', json: true, jobArgs: [] });
   });
 
   it('jobmaster and taskmanager daemons', async () => {
-    const jm = await parse(['jobmaster', '--ha-dir', '/ha', '--id', 'jm-1', '--log-file', 'x.log', '-D', 'a=b']);
-    expect(jm.calls[0]).toEqual({ name: 'jobmaster', opts: { haDir: '/ha', id: 'jm-1', logFile: 'x.log', dynamic: ['a=b'], shutdownTimeoutMs: 30_000 } });
-    const tm = await parse(['taskmanager', '--ha-dir', '/ha', '--slots', '4', '--data-dir', '/d', '--config', 'c.yaml']);
+    const jm = await parse([
+      'jobmaster',
+      '--ha-dir',
+      '/ha',
+      '--id',
+      'jm-1',
+      '--log-file',
+      'x.log',
+      '-D',
+      'rpc.timeout=1 s',
+    ]);
+    expect(jm.calls[0]).toEqual({
+      name: 'jobmaster',
+      opts: { haDir: '/ha', id: 'jm-1', logFile: 'x.log', dynamic: ['rpc.timeout=1 s'], shutdownTimeoutMs: 30_000 },
+    });
+    const tm = await parse([
+      'taskmanager',
+      '--ha-dir',
+      '/ha',
+      '--slots',
+      '4',
+      '--data-dir',
+      '/d',
+      '--config',
+      'c.yaml',
+    ]);
     expect(tm.calls[0]).toEqual({
       name: 'taskmanager',
       opts: { haDir: '/ha', slots: 4, dataDir: '/d', configFile: 'c.yaml', dynamic: [], shutdownTimeoutMs: 30_000 },
@@ -70,23 +105,85 @@ describe('rebound argument parsing', () => {
     const d = await parse(['local', 'up']);
     expect(d.calls[0]).toEqual({
       name: 'localUp',
-      opts: { workdir: '.rebound', jobmasters: 2, taskmanagers: 3, slots: 2, dynamic: [], timeoutMs: 60_000, json: false },
+      opts: {
+        workdir: '.rebound',
+        jobmasters: 2,
+        taskmanagers: 3,
+        slots: 2,
+        dynamic: [],
+        timeoutMs: 60_000,
+        json: false,
+      },
     });
-    const o = await parse(['local', 'up', '--workdir', 'w', '--jobmasters', '1', '--taskmanagers', '0', '--slots', '3', '-D', 'k=v', '--timeout', '5 s']);
-    expect(o.calls[0]?.opts).toMatchObject({ workdir: 'w', jobmasters: 1, taskmanagers: 0, slots: 3, dynamic: ['k=v'], timeoutMs: 5_000 });
+    const o = await parse([
+      'local',
+      'up',
+      '--workdir',
+      'w',
+      '--jobmasters',
+      '1',
+      '--taskmanagers',
+      '0',
+      '--slots',
+      '3',
+      '-D',
+      'rpc.timeout=1 s',
+      '--timeout',
+      '5 s',
+    ]);
+    expect(o.calls[0]?.opts).toMatchObject({
+      workdir: 'w',
+      jobmasters: 1,
+      taskmanagers: 0,
+      slots: 3,
+      dynamic: ['rpc.timeout=1 s'],
+      timeoutMs: 5_000,
+    });
   });
 
   it('local sub-commands', async () => {
-    expect((await parse(['local', 'down', '--workdir', 'w'])).calls[0]).toEqual({ name: 'localDown', opts: { workdir: 'w', timeoutMs: 10_000, json: false } });
-    expect((await parse(['local', 'status', '--json'])).calls[0]).toEqual({ name: 'localStatus', opts: { workdir: '.rebound', json: true } });
-    expect((await parse(['local', 'kill-leader'])).calls[0]?.name).toBe('localKillLeader');
-    expect((await parse(['local', 'start-jobmaster', '--id', 'jm-1'])).calls[0]?.opts).toMatchObject({ id: 'jm-1', dynamic: [] });
-    expect((await parse(['local', 'start-taskmanager', '--no-wait', '--slots', '1'])).calls[0]?.opts).toMatchObject({ slots: 1, waitRegistered: false });
+    expect((await parse(['local', 'down', '--workdir', 'w'])).calls[0]).toEqual({
+      name: 'localDown',
+      opts: { workdir: 'w', timeoutMs: 10_000, json: false },
+    });
+    expect((await parse(['local', 'status', '--json'])).calls[0]).toEqual({
+      name: 'localStatus',
+      opts: { workdir: '.rebound', json: true },
+    });
+    expect((await parse(['local', 'kill-leader'])).calls[0]).toEqual({
+      name: 'localKillLeader',
+      opts: { workdir: '.rebound', json: false, wait: true },
+    });
+    expect((await parse(['local', 'kill-leader', '--wait', '10s'])).calls[0]?.opts).toMatchObject({
+      wait: true,
+      waitMs: 10_000,
+    });
+    expect((await parse(['local', 'kill-leader', '--no-wait'])).calls[0]?.opts).toEqual({
+      workdir: '.rebound',
+      json: false,
+      wait: false,
+    });
+    expect((await parse(['local', 'kill-leader', '--wait', 'soon'])).code).toBe(2);
+    expect((await parse(['local', 'start-jobmaster', '--id', 'jm-1'])).calls[0]?.opts).toMatchObject({
+      id: 'jm-1',
+      dynamic: [],
+    });
+    expect((await parse(['local', 'start-taskmanager', '--no-wait', '--slots', '1'])).calls[0]?.opts).toMatchObject({
+      slots: 1,
+      waitRegistered: false,
+    });
     expect((await parse(['local', 'start-taskmanager'])).calls[0]?.opts).toMatchObject({ waitRegistered: true });
   });
 
   it('read commands take --json', async () => {
-    for (const argv of [['list'], ['status', 'abcd'], ['cancel', 'abcd'], ['watch', 'abcd'], ['events', 'abcd'], ['config']]) {
+    for (const argv of [
+      ['list'],
+      ['status', 'abcd'],
+      ['cancel', 'abcd'],
+      ['watch', 'abcd'],
+      ['events', 'abcd'],
+      ['config'],
+    ]) {
       const r = await parse([...argv, '--json']);
       expect(r.code).toBe(0);
       expect(r.calls[0]?.opts).toMatchObject({ json: true });
@@ -98,7 +195,13 @@ describe('rebound argument parsing', () => {
   });
 
   it('usage errors: one line on stderr, exit 2, no handler called', async () => {
-    for (const argv of [['submit'], ['taskmanager', '--ha-dir', '/ha', '--slots', 'x', '--data-dir', '/d'], ['list', '--nope'], ['frobnicate'], ['status', 'a', 'b']]) {
+    for (const argv of [
+      ['submit'],
+      ['taskmanager', '--ha-dir', '/ha', '--slots', 'x', '--data-dir', '/d'],
+      ['list', '--nope'],
+      ['frobnicate'],
+      ['status', 'a', 'b'],
+    ]) {
       const r = await parse(argv);
       expect(r.code, argv.join(' ')).toBe(2);
       expect(r.calls).toEqual([]);
@@ -142,10 +245,14 @@ describe('rebound argument parsing', () => {
   it('with --json, errors are one JSON object on stderr with the code', async () => {
     const usage = await parse(['list', '-r', '-a', '--json']);
     expect(usage.code).toBe(2);
-    expect(JSON.parse(usage.stderr)).toEqual({ error: { code: 'USAGE', message: expect.stringContaining("cannot be used with option '-a, --all'"), exitCode: 2 } });
+    expect(JSON.parse(usage.stderr)).toEqual({
+      error: { code: 'USAGE', message: expect.stringContaining("cannot be used with option '-a, --all'"), exitCode: 2 },
+    });
     const io = { stdout: { write: () => true }, stderr: { write: (t: string) => (err += t) }, env: {}, cwd: '/' };
     let err = '';
-    const handlers = new Proxy({} as CommandHandlers, { get: () => () => Promise.reject(new JobNotFoundError('abcd')) });
+    const handlers = new Proxy({} as CommandHandlers, {
+      get: () => () => Promise.reject(new JobNotFoundError('abcd')),
+    });
     expect(await runCli(['status', 'abcd', '--json'], io, handlers)).toBe(1);
     expect(JSON.parse(err)).toMatchObject({ error: { code: 'JOB_NOT_FOUND', exitCode: 1 } });
     err = '';

@@ -1,26 +1,10 @@
 import { jobStatusToJson } from './job-view.js';
+import type { ProgressSink, TextOutput } from './progress-sink.js';
 import type { WatchView } from './watch-model.js';
 import { progressLine } from './watch-render.js';
 
 export { progressLine, renderWatch } from './watch-render.js';
-
-/** Where progress goes: process.stdout, or a fake in tests. */
-export interface TextOutput {
-  write(text: string): unknown;
-  readonly isTTY?: boolean;
-  readonly columns?: number;
-  readonly rows?: number;
-  on?(event: 'resize', listener: () => void): unknown;
-  off?(event: 'resize', listener: () => void): unknown;
-}
-
-export interface ProgressSink {
-  /** The whole view after an observation, and the events that observation caused (one line each). */
-  update(view: WatchView, events: readonly string[]): void;
-  /** Leaves the last state on screen. */
-  finish(): void;
-}
-
+export type { ProgressSink, TextOutput } from './progress-sink.js';
 
 /** For pipes and files: one line per change (a status line when progress moved, each event). */
 export class PlainProgress implements ProgressSink {
@@ -73,7 +57,11 @@ export class QuietProgress implements ProgressSink {
 }
 
 /** The terminal view (and log-update) is loaded only for a terminal: a script's submit skips it. */
-export async function progressSinkFor(stdout: TextOutput, stderr: TextOutput, mode: { json: boolean; quiet?: boolean; color?: boolean }): Promise<ProgressSink> {
+export async function progressSinkFor(
+  stdout: TextOutput,
+  stderr: TextOutput,
+  mode: { json: boolean; quiet?: boolean; color?: boolean },
+): Promise<ProgressSink> {
   if (mode.quiet) return new QuietProgress(stderr);
   if (mode.json) return new JsonLinesProgress(stdout, stderr);
   if (stdout.isTTY) return new (await import('./tty-progress.js')).TtyProgress(stdout, mode.color ?? true);

@@ -35,11 +35,19 @@ export function recoveryOutcome(r: RecoveryReport__Output): string {
     return `recovery failed${r.reason ? ` (${r.reason})` : ''}, so the job restarted from scratch`;
   }
   const reused = `${plural(r.executions_recovered, 'finished task')} kept`;
-  const partitions = r.partitions_reused > 0 ? ` with ${plural(r.partitions_reused, 'partition')} (${formatBytes(r.partition_bytes_reused)}) reused` : '';
-  const rerun = r.executions_reset > 0 ? `${plural(r.executions_reset, 'finished task')} lost and rerun` : 'no finished work lost';
+  const partitions =
+    r.partitions_reused > 0
+      ? ` with ${plural(r.partitions_reused, 'partition')} (${formatBytes(r.partition_bytes_reused)}) reused`
+      : '';
+  const rerun =
+    r.executions_reset > 0 ? `${plural(r.executions_reset, 'finished task')} lost and rerun` : 'no finished work lost';
   const missing = r.partitions_missing > 0 ? `, ${plural(r.partitions_missing, 'partition')} missing` : '';
-  const torn = r.torn_tail_bytes_discarded > 0 ? `, ${formatBytes(r.torn_tail_bytes_discarded)} of torn event-log tail discarded` : '';
-  return `${reused}${partitions}; ${rerun}${missing}${torn}`;
+  const torn =
+    r.torn_tail_bytes_discarded > 0
+      ? `, ${formatBytes(r.torn_tail_bytes_discarded)} of torn event-log tail discarded`
+      : '';
+  const adopted = r.running_tasks_adopted > 0 ? `; running tasks adopted: ${r.running_tasks_adopted}` : '';
+  return `${reused}${partitions}; ${rerun}${missing}${torn}${adopted}`;
 }
 
 /** One sentence per failover: "Failover 1 (epoch 2): leader lost 2.2 s ago → … ; 12 finished tasks kept …". */
@@ -57,7 +65,7 @@ export interface RerunSubtask {
 function ranges(nums: readonly number[]): string {
   const sorted = [...new Set(nums)].sort((a, b) => a - b);
   const out: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
+  for (let i = 0; i < sorted.length;) {
     let j = i;
     while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
     out.push(j === i ? `#${sorted[i]}` : `#${sorted[i]}–#${sorted[j]}`);

@@ -29,8 +29,19 @@ export function rerunsFromLogs(logTexts: readonly string[], jobId: string): Map<
       } catch {
         continue;
       }
-      if (e.event !== 'task.deploy' || e.jobId !== jobId || typeof e.vertexName !== 'string' || typeof e.subtask !== 'number') continue;
-      deploys.push({ vertex: e.vertexName, subtask: e.subtask, epoch: typeof e.epoch === 'number' ? e.epoch : 0, time: typeof e.time === 'number' ? e.time : 0 });
+      if (
+        e.event !== 'task.deploy' ||
+        e.jobId !== jobId ||
+        typeof e.vertexName !== 'string' ||
+        typeof e.subtask !== 'number'
+      )
+        continue;
+      deploys.push({
+        vertex: e.vertexName,
+        subtask: e.subtask,
+        epoch: typeof e.epoch === 'number' ? e.epoch : 0,
+        time: typeof e.time === 'number' ? e.time : 0,
+      });
     }
   }
   deploys.sort((a, b) => a.time - b.time);
@@ -40,7 +51,8 @@ export function rerunsFromLogs(logTexts: readonly string[], jobId: string): Map<
     const key = `${d.vertex}#${d.subtask}`;
     if (seen.has(key)) {
       const list = byEpoch.get(d.epoch) ?? [];
-      if (!list.some((s) => s.vertex === d.vertex && s.subtask === d.subtask)) list.push({ vertex: d.vertex, subtask: d.subtask });
+      if (!list.some((s) => s.vertex === d.vertex && s.subtask === d.subtask))
+        list.push({ vertex: d.vertex, subtask: d.subtask });
       byEpoch.set(d.epoch, list);
     }
     seen.add(key);
@@ -49,9 +61,14 @@ export function rerunsFromLogs(logTexts: readonly string[], jobId: string): Map<
 }
 
 /** For a local cluster target: its TaskManager logs; otherwise (no logs at hand) none. */
-export async function localReruns(target: ClusterTarget, jobId: string): Promise<Map<number, RerunSubtask[]> | undefined> {
+export async function localReruns(
+  target: ClusterTarget,
+  jobId: string,
+): Promise<Map<number, RerunSubtask[]> | undefined> {
   if (target.kind !== 'cluster') return undefined;
-  const files = target.file.processes.filter((p) => p.role === 'taskmanager').map((p) => resolve(target.workdir, p.logFile));
+  const files = target.file.processes
+    .filter((p) => p.role === 'taskmanager')
+    .map((p) => resolve(target.workdir, p.logFile));
   const texts = await Promise.all(files.map((f) => readFile(f, 'utf8').catch(() => '')));
   return rerunsFromLogs(texts, jobId);
 }

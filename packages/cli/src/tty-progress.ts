@@ -1,5 +1,5 @@
 import { createLogUpdate } from 'log-update';
-import type { ProgressSink, TextOutput } from './progress.js';
+import type { ProgressSink, TextOutput } from './progress-sink.js';
 import type { WatchView } from './watch-model.js';
 import { renderWatch } from './watch-render.js';
 

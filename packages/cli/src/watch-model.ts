@@ -11,7 +11,12 @@ import { recoverySentence } from './recovery-text.js';
  */
 
 export type WatchObservation =
-  | { readonly kind: 'status'; readonly atMs: number; readonly status: JobStatus__Output; readonly leader?: LeaderAddress }
+  | {
+      readonly kind: 'status';
+      readonly atMs: number;
+      readonly status: JobStatus__Output;
+      readonly leader?: LeaderAddress;
+    }
   /** No leader answered: the leader died, lost its lease, or leader.json names one not serving yet. */
   | { readonly kind: 'unreachable'; readonly atMs: number; readonly leader?: LeaderAddress; readonly message: string }
   | { readonly kind: 'overview'; readonly atMs: number; readonly overview: ClusterOverview__Output };
@@ -105,18 +110,28 @@ export class WatchModel {
   private onStatus(status: JobStatus__Output, atMs: number, leader: LeaderAddress | undefined): string[] {
     const events: string[] = [];
     const first = this.lastOkAtMs === 0;
-    if (leader && this.leader && !sameLeader(leader, this.leader) && !(this.gap?.newLeader && sameLeader(this.gap.newLeader, leader))) {
+    if (
+      leader &&
+      this.leader &&
+      !sameLeader(leader, this.leader) &&
+      !(this.gap?.newLeader && sameLeader(this.gap.newLeader, leader))
+    ) {
       events.push(this.leaderChanged(leader, atMs));
     }
     if (leader) this.leader = leader;
     this.lastOkAtMs = atMs;
     // Once the job ran, CREATED can only be a new leader that has not restored it yet (with no
     // vertices while it loads the module, then all of them CREATED until the replay is applied).
-    const loading = status.state === 'CREATED' && !first && this.status !== undefined && this.status.state !== 'CREATED';
+    const loading =
+      status.state === 'CREATED' && !first && this.status !== undefined && this.status.state !== 'CREATED';
     if (loading) {
       if (!this.gap?.loading) {
         events.push(`${leaderName(this.leader)} is loading the job from the JobGraphStore`);
-        this.gap = { ...(this.gap ?? { sinceMs: atMs }), loading: true, ...(this.leader ? { newLeader: this.leader } : {}) };
+        this.gap = {
+          ...(this.gap ?? { sinceMs: atMs }),
+          loading: true,
+          ...(this.leader ? { newLeader: this.leader } : {}),
+        };
       }
       return events;
     }
@@ -125,12 +140,15 @@ export class WatchModel {
     this.status = status.vertices.length === 0 && this.status ? { ...status, vertices: this.status.vertices } : status;
     if (status.state !== this.lastState) {
       if (status.state === 'RECONCILING') {
-        events.push(`RECONCILING under ${leaderName(this.leader)}: replaying the job's event log and asking the TaskManagers which partitions they kept`);
+        events.push(
+          `RECONCILING under ${leaderName(this.leader)}: replaying the job's event log and asking the TaskManagers which partitions they kept`,
+        );
       }
       this.lastState = status.state;
     }
     if (this.recoveriesSeen < 0) this.recoveriesSeen = status.recoveries.length;
-    for (let i = this.recoveriesSeen; i < status.recoveries.length; i++) events.push(`recovered: ${recoverySentence(status.recoveries[i]!, i, atMs)}`);
+    for (let i = this.recoveriesSeen; i < status.recoveries.length; i++)
+      events.push(`recovered: ${recoverySentence(status.recoveries[i]!, i, atMs)}`);
     this.recoveriesSeen = Math.max(this.recoveriesSeen, status.recoveries.length);
     return events;
   }
@@ -160,17 +178,23 @@ export class WatchModel {
     const registered = overview.task_managers.map((t) => t.task_manager_id).sort();
     const prev = this.taskManagers;
     if (prev && overview.epoch < prev.epoch) return [];
-    if (!prev || overview.epoch === prev.epoch) this.tmsBeforeFailover = Math.max(this.tmsBeforeFailover, registered.length);
+    if (!prev || overview.epoch === prev.epoch)
+      this.tmsBeforeFailover = Math.max(this.tmsBeforeFailover, registered.length);
     this.taskManagers = { registered, epoch: overview.epoch, expected: this.tmsBeforeFailover };
     const changed = !prev || prev.epoch !== overview.epoch || prev.registered.join() !== registered.join();
     if (changed && this.status?.state === 'RECONCILING') {
-      return [`TaskManagers reported back to epoch ${overview.epoch}: ${registered.join(', ') || 'none yet'} (${registered.length}${this.tmsBeforeFailover ? ` of ${this.tmsBeforeFailover}` : ''})`];
+      return [
+        `TaskManagers reported back to epoch ${overview.epoch}: ${registered.join(', ') || 'none yet'} (${registered.length}${this.tmsBeforeFailover ? ` of ${this.tmsBeforeFailover}` : ''})`,
+      ];
     }
     return [];
   }
 
   private leaderChanged(leader: LeaderAddress, atMs: number): string {
-    const after = this.lastOkAtMs > 0 ? `, ${formatDurationMs(atMs - this.lastOkAtMs)} after the last answer of the old leader` : '';
+    const after =
+      this.lastOkAtMs > 0
+        ? `, ${formatDurationMs(atMs - this.lastOkAtMs)} after the last answer of the old leader`
+        : '';
     // The "leader changed: epoch N at ADDR" prefix is what scripts grep for.
     return `leader changed: epoch ${leader.epoch ?? '?'} at ${leader.address}${leader.jobmasterId ? ` (${leader.jobmasterId})` : ''}${after}`;
   }

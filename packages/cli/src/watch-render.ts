@@ -13,7 +13,15 @@ export interface RenderOptions {
   readonly nowMs: number;
 }
 
-const ANSI = { reset: '\x1b[0m', green: '\x1b[32m', yellow: '\x1b[33m', red: '\x1b[31m', cyan: '\x1b[36m', dim: '\x1b[2m', bold: '\x1b[1m' };
+const ANSI = {
+  reset: '\x1b[0m',
+  green: '\x1b[32m',
+  yellow: '\x1b[33m',
+  red: '\x1b[31m',
+  cyan: '\x1b[36m',
+  dim: '\x1b[2m',
+  bold: '\x1b[1m',
+};
 
 export function stateColor(state: string): string {
   switch (state.toUpperCase()) {
@@ -89,7 +97,8 @@ function vertexRows(vertices: readonly VertexStatus__Output[], opts: RenderOptio
     const counts = `${c.finished}/${t || '?'}`.padStart(countWidth);
     const running = c.running + c.deploying;
     const name = padToWidth(truncateToWidth(v.name || v.id, nameWidth), nameWidth);
-    if (lastSeen) return `  ${paint(`${name}  [${bar(c.finished, t, barWidth)}] ${counts}  last seen ${v.state}`, ANSI.dim, opts.color)}`;
+    if (lastSeen)
+      return `  ${paint(`${name}  [${bar(c.finished, t, barWidth)}] ${counts}  last seen ${v.state}`, ANSI.dim, opts.color)}`;
     const extra = running > 0 && v.state !== 'FINISHED' ? ` ${running} running` : '';
     return `  ${name}  [${bar(c.finished, t, barWidth)}] ${counts}  ${paint(v.state, stateColor(v.state), opts.color)}${extra}`;
   });
@@ -102,8 +111,14 @@ function failoverLines(view: WatchView, nowMs: number): string[] {
   if (gap) {
     const lost = gap.lostLeader ? leaderName(gap.lostLeader) : 'the leader';
     const since = formatDurationMs(nowMs - gap.sinceMs);
-    if (gap.loading) return [`! ${leaderName(gap.newLeader)} took over and is loading the job from the JobGraphStore (${since} since ${lost} last answered)`];
-    if (gap.newLeader) return [`! ${leaderName(gap.newLeader)} was elected; waiting for it to serve (${since} since ${lost} last answered)`];
+    if (gap.loading)
+      return [
+        `! ${leaderName(gap.newLeader)} took over and is loading the job from the JobGraphStore (${since} since ${lost} last answered)`,
+      ];
+    if (gap.newLeader)
+      return [
+        `! ${leaderName(gap.newLeader)} was elected; waiting for it to serve (${since} since ${lost} last answered)`,
+      ];
     return [`! no leader for ${since}: ${lost} stopped answering; a standby takes over once its lease expires`];
   }
   if (st?.state === 'RECONCILING') {
@@ -138,9 +153,11 @@ export function renderWatch(view: WatchView, opts: RenderOptions): string[] {
   const leader = headerLeader(view, opts.nowMs);
   const header = `${paint(truncateToWidth(name, 32), ANSI.bold, opts.color)} ${view.jobId.slice(0, 8)}  ${paint(state, stateColor(state), opts.color)}${tasks}${leader ? `  ${leader}` : ''}`;
   const lines = [header, ...(st ? vertexRows(st.vertices, opts, view.gap !== undefined) : [])];
-  const wrapped = (text: string, color: string): string[] => wrapToWidth(text, opts.width - 2, '  ').map((l) => `  ${paint(l, color, opts.color)}`);
+  const wrapped = (text: string, color: string): string[] =>
+    wrapToWidth(text, opts.width - 2, '  ').map((l) => `  ${paint(l, color, opts.color)}`);
   for (const l of failoverLines(view, opts.nowMs)) lines.push(...wrapped(l, ANSI.yellow));
-  for (const [i, r] of (st?.recoveries ?? []).entries()) lines.push(...wrapped(recoverySentence(r, i, opts.nowMs), r.restarted_from_scratch ? ANSI.red : ANSI.green));
+  for (const [i, r] of (st?.recoveries ?? []).entries())
+    lines.push(...wrapped(recoverySentence(r, i, opts.nowMs), r.restarted_from_scratch ? ANSI.red : ANSI.green));
   if (st?.failure) lines.push(...wrapped(`failure: ${st.failure.split('\n')[0]}`, ANSI.red));
   for (const note of st?.notes ?? []) lines.push(...wrapped(`note: ${note}`, ANSI.dim));
   return lines.map((l) => truncateToWidth(l, opts.width));
@@ -149,6 +166,10 @@ export function renderWatch(view: WatchView, opts: RenderOptions): string[] {
 /** One line summarizing a status, for logs and pipes (printed only when it changes). */
 export function progressLine(status: JobStatus__Output): string {
   const { finished, total, undecided } = jobTotals(status);
-  const vertices = status.vertices.map((v) => `${v.name || v.id} ${taskCounts(v).finished}/${vertexTotal(v) || '?'} ${v.state}`);
-  return [`job ${status.job_id} ${status.state} ${finished}/${total}${undecided ? '+' : ''} tasks`, ...vertices].join(' | ');
+  const vertices = status.vertices.map(
+    (v) => `${v.name || v.id} ${taskCounts(v).finished}/${vertexTotal(v) || '?'} ${v.state}`,
+  );
+  return [`job ${status.job_id} ${status.state} ${finished}/${total}${undecided ? '+' : ''} tasks`, ...vertices].join(
+    ' | ',
+  );
 }

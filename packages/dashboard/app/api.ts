@@ -6,38 +6,82 @@ export interface ClusterDoc {
   answeredBy: { id: string; leader: boolean };
   leader: { jobmasterId: string; epoch: number; address: string; electedAtMs: number; restUrl: string | null } | null;
   epoch: number;
-  jobmasters: { id: string; address: string; restUrl: string | null; leader: boolean; alive: boolean | null; startedAtMs: number }[];
+  jobmasters: {
+    id: string;
+    address: string;
+    restUrl: string | null;
+    leader: boolean;
+    alive: boolean | null;
+    startedAtMs: number;
+  }[];
   taskmanagers: {
-    id: string; address: string; metricsUrl: string | null; registered: boolean | null; alive: boolean | null;
-    slotsTotal: number; slotsFree: number; lastHeartbeatMs: number; retainedJobs: string[]; partitions: number; partitionBytes: number;
+    id: string;
+    address: string;
+    metricsUrl: string | null;
+    registered: boolean | null;
+    alive: boolean | null;
+    slotsTotal: number;
+    slotsFree: number;
+    lastHeartbeatMs: number;
+    retainedJobs: string[];
+    partitions: number;
+    partitionBytes: number;
   }[];
   partitions: { retained: number; bytes: number };
 }
 
 export interface JobOverview {
-  jid: string; name: string; state: string; 'start-time': number; 'end-time': number; duration: number;
+  jid: string;
+  name: string;
+  state: string;
+  'start-time': number;
+  'end-time': number;
+  duration: number;
   tasks: { total: number; finished: number; running: number; [k: string]: number };
 }
 
 export interface VertexInfo {
-  id: string; name: string; parallelism: number; maxParallelism: number; status: string; tasks: Counts;
+  id: string;
+  name: string;
+  parallelism: number;
+  maxParallelism: number;
+  status: string;
+  tasks: Counts;
   metrics: Record<string, number | boolean>;
 }
 
 export interface JobDoc {
-  jid: string; name: string; state: string; 'start-time': number; 'end-time': number; duration: number; now: number;
+  jid: string;
+  name: string;
+  state: string;
+  'start-time': number;
+  'end-time': number;
+  duration: number;
+  now: number;
   vertices: VertexInfo[];
   'status-counts': Counts;
-  plan: { nodes: { id: string; description: string; parallelism: number; inputs?: { id: string; ship_strategy: string }[] }[] };
+  plan: {
+    nodes: { id: string; description: string; parallelism: number; inputs?: { id: string; ship_strategy: string }[] }[];
+  };
   rebound: { leaderEpoch: number; restarts: number; failure: string; notes: string[]; recoveries: number };
 }
 
 export interface RecoveryRow {
-  epoch: number; restartedFromScratch: boolean; reason: string;
-  phases: { oldLeaderLastHeardMs: number; electedAtMs: number; replayStartedAtMs: number; replayFinishedAtMs: number; reconcileStartedAtMs: number; runningAtMs: number };
+  epoch: number;
+  restartedFromScratch: boolean;
+  reason: string;
+  phases: {
+    oldLeaderLastHeardMs: number;
+    electedAtMs: number;
+    replayStartedAtMs: number;
+    replayFinishedAtMs: number;
+    reconcileStartedAtMs: number;
+    runningAtMs: number;
+  };
   durations: { detectionMs: number; electedToReplayMs: number; replayMs: number; reconcileMs: number; totalMs: number };
   eventsReplayed: number;
-  tasks: { reused: number; rerun: number };
+  /** adopted: kept running through the failover (keep-running-tasks); absent from older JobMasters. */
+  tasks: { reused: number; rerun: number; adopted?: number; finishedWhileLeaderless?: number };
   partitions: { reused: number; reusedBytes: number; released: number; releasedBytes: number; missing: number };
   tornTailBytesDiscarded: number;
 }
@@ -49,7 +93,10 @@ export interface RecoveriesDoc {
 }
 
 export interface EventsDoc {
-  jid: string; total: number; offset: number; limit: number;
+  jid: string;
+  total: number;
+  offset: number;
+  limit: number;
   events: { index: number; type: string; epoch: number; writtenAtMs: number; line: string }[];
 }
 
@@ -57,8 +104,12 @@ export async function getJson<T>(url: string, timeoutMs = 3000): Promise<T> {
   const ctl = new AbortController();
   const timer = setTimeout(() => ctl.abort(), timeoutMs);
   try {
-    // credentials: the cluster-secret cookie also goes to the other JobMasters' origins (failover).
-    const res = await fetch(url, { signal: ctl.signal, credentials: 'include', headers: { accept: 'application/json' } });
+    // credentials: the session cookie also goes to the other JobMasters' origins (failover).
+    const res = await fetch(url, {
+      signal: ctl.signal,
+      credentials: 'include',
+      headers: { accept: 'application/json' },
+    });
     const body = (await res.json()) as T & { errors?: string[] };
     if (!res.ok) throw new Error(body.errors?.join('; ') ?? `HTTP ${res.status}`);
     return body;

@@ -98,7 +98,11 @@ export class LiveConnection {
     this.connecting = true;
     try {
       for (let attempt = 0; !this.closed; attempt++) {
-        this.onState({ kind, url: this.preferred, detail: attempt === 0 ? 'looking for the leader' : `no leader reachable yet (attempt ${attempt + 1})` });
+        this.onState({
+          kind,
+          url: this.preferred,
+          detail: attempt === 0 ? 'looking for the leader' : `no leader reachable yet (attempt ${attempt + 1})`,
+        });
         const url = await this.findLeader();
         if (url && this.open(url)) return;
         await new Promise((r) => setTimeout(r, this.retryMs));

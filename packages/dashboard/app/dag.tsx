@@ -3,7 +3,14 @@ import type { JobDoc } from './api.js';
 
 const W = 230;
 const H = 70;
-const COLORS: Record<string, string> = { FINISHED: '#1f9d55', RUNNING: '#2563eb', FAILED: '#dc2626', CANCELED: '#dc2626', SCHEDULED: '#9ca3af', CREATED: '#9ca3af' };
+const COLORS: Record<string, string> = {
+  FINISHED: '#1f9d55',
+  RUNNING: '#2563eb',
+  FAILED: '#dc2626',
+  CANCELED: '#dc2626',
+  SCHEDULED: '#9ca3af',
+  CREATED: '#9ca3af',
+};
 
 /** The job's vertices and edges laid out left to right by dagre, with live per-vertex progress. */
 export function Dag({ job }: { job: JobDoc }) {
@@ -12,7 +19,8 @@ export function Dag({ job }: { job: JobDoc }) {
   g.setDefaultEdgeLabel(() => ({}));
   const vertices = new Map(job.vertices.map((v) => [v.id, v]));
   for (const n of job.plan.nodes) g.setNode(n.id, { width: W, height: H });
-  for (const n of job.plan.nodes) for (const i of n.inputs ?? []) g.setEdge(i.id, n.id, { label: i.ship_strategy, width: 60, height: 14 });
+  for (const n of job.plan.nodes)
+    for (const i of n.inputs ?? []) g.setEdge(i.id, n.id, { label: i.ship_strategy, width: 60, height: 14 });
   dagre.layout(g);
   const size = g.graph();
   return (
@@ -29,7 +37,9 @@ export function Dag({ job }: { job: JobDoc }) {
           <g key={`${e.v}-${e.w}`}>
             <path d={d} fill="none" stroke="#9ca3af" stroke-width="1.5" marker-end="url(#arrow)" />
             {ed.label && ed.x !== undefined && (
-              <text x={ed.x} y={(ed.y ?? 0) - 4} font-size="10" text-anchor="middle" fill="#6b7280">{ed.label}</text>
+              <text x={ed.x} y={(ed.y ?? 0) - 4} font-size="10" text-anchor="middle" fill="#6b7280">
+                {ed.label}
+              </text>
             )}
           </g>
         );
@@ -46,14 +56,29 @@ export function Dag({ job }: { job: JobDoc }) {
         return (
           <g key={n.id} data-testid="dag-vertex" data-vertex={n.id}>
             <rect x={x} y={y} width={W} height={H} rx="6" fill="#fff" stroke={color} stroke-width="2" />
-            <text x={x + 8} y={y + 17} font-size="12" font-weight="600">{(v?.name ?? n.description).slice(0, 34)}</text>
+            <text x={x + 8} y={y + 17} font-size="12" font-weight="600">
+              {(v?.name ?? n.description).slice(0, 34)}
+            </text>
             <text x={x + 8} y={y + 34} font-size="11" fill="#6b7280">
-              {total > 0 ? `parallelism ${total}` : 'parallelism not decided yet'} · <tspan fill={color}>{v?.status ?? 'CREATED'}</tspan>
+              {total > 0 ? `parallelism ${total}` : 'parallelism not decided yet'} ·{' '}
+              <tspan fill={color}>{v?.status ?? 'CREATED'}</tspan>
             </text>
             <rect x={x + 8} y={y + 44} width={W - 16} height="8" rx="4" fill="#e5e7eb" />
-            {total > 0 && <rect x={x + 8} y={y + 44} width={((W - 16) * done) / total} height="8" rx="4" fill="#1f9d55" />}
-            {total > 0 && running > 0 && <rect x={x + 8 + ((W - 16) * done) / total} y={y + 44} width={((W - 16) * running) / total} height="8" fill="#93c5fd" />}
-            <text x={x + 8} y={y + 65} font-size="10" fill="#6b7280">{total > 0 ? `${done}/${total} finished${running ? `, ${running} running` : ''}` : ''}</text>
+            {total > 0 && (
+              <rect x={x + 8} y={y + 44} width={((W - 16) * done) / total} height="8" rx="4" fill="#1f9d55" />
+            )}
+            {total > 0 && running > 0 && (
+              <rect
+                x={x + 8 + ((W - 16) * done) / total}
+                y={y + 44}
+                width={((W - 16) * running) / total}
+                height="8"
+                fill="#93c5fd"
+              />
+            )}
+            <text x={x + 8} y={y + 65} font-size="10" fill="#6b7280">
+              {total > 0 ? `${done}/${total} finished${running ? `, ${running} running` : ''}` : ''}
+            </text>
           </g>
         );
       })}

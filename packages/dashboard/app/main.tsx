@@ -1,9 +1,29 @@
 import { render } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { fmtBytes, fmtMs, fmtTime, getJson, type ClusterDoc, type EventsDoc, type JobDoc, type JobOverview, type RecoveriesDoc } from './api.js';
+import {
+  fmtBytes,
+  fmtMs,
+  fmtTime,
+  getJson,
+  type ClusterDoc,
+  type EventsDoc,
+  type JobDoc,
+  type JobOverview,
+  type RecoveriesDoc,
+} from './api.js';
 import { LiveConnection, type ConnState } from './connection.js';
 import { Dag } from './dag.jsx';
 import { RecoveryTimeline } from './timeline.jsx';
+
+// The server exchanged the ?token= of the printed link for a session cookie when it served this
+// page: the secret leaves the address bar, the history and any bookmark at once.
+{
+  const url = new URL(location.href);
+  if (url.searchParams.has('token')) {
+    url.searchParams.delete('token');
+    history.replaceState(history.state, '', `${url.pathname}${url.search}${url.hash}`);
+  }
+}
 
 function route(): { jobId: string | undefined } {
   const m = /^#\/jobs\/([0-9a-f]{32})/.exec(location.hash);
@@ -29,14 +49,24 @@ function ClusterCards({ cluster }: { cluster: ClusterDoc | undefined }) {
       <div class="card">
         <h2>JobMasters</h2>
         <table>
-          <thead><tr><th>ID</th><th>ROLE</th><th>ALIVE</th><th>REST</th></tr></thead>
+          <thead>
+            <tr>
+              <th>ID</th>
+              <th>ROLE</th>
+              <th>ALIVE</th>
+              <th>REST</th>
+            </tr>
+          </thead>
           <tbody>
             {cluster.jobmasters.map((jm) => (
               <tr key={jm.id} data-testid="jobmaster-row">
                 <td class="mono">{jm.id}</td>
                 <td>{jm.leader ? <b>leader (epoch {cluster.leader?.epoch})</b> : 'standby'}</td>
                 <td>{jm.alive === null ? '?' : jm.alive ? 'yes' : <span class="FAILED">no</span>}</td>
-                <td class="mono">{jm.restUrl ? <a href={`${jm.restUrl}/`}>{jm.restUrl}</a> : '-'}</td>
+                <td class="mono">
+                  {/* The server skips other URLs already; a link is never anything but http(s). */}
+                  {jm.restUrl && /^https?:\/\//.test(jm.restUrl) ? <a href={`${jm.restUrl}/`}>{jm.restUrl}</a> : '-'}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -45,14 +75,33 @@ function ClusterCards({ cluster }: { cluster: ClusterDoc | undefined }) {
       <div class="card">
         <h2>TaskManagers</h2>
         <table>
-          <thead><tr><th>ID</th><th>SLOTS</th><th></th><th>PARTITIONS</th><th>HEARTBEAT</th></tr></thead>
+          <thead>
+            <tr>
+              <th>ID</th>
+              <th>SLOTS</th>
+              <th></th>
+              <th>PARTITIONS</th>
+              <th>HEARTBEAT</th>
+            </tr>
+          </thead>
           <tbody>
             {cluster.taskmanagers.map((tm) => (
               <tr key={tm.id} data-testid="taskmanager-row">
                 <td class="mono">{tm.id}</td>
-                <td>{tm.registered === false ? <span class="muted">not registered</span> : `${tm.slotsTotal - tm.slotsFree}/${tm.slotsTotal} busy`}</td>
-                <td><Progress done={tm.slotsTotal - tm.slotsFree} total={tm.slotsTotal} /></td>
-                <td>{tm.partitions} ({fmtBytes(tm.partitionBytes)}){tm.retainedJobs.length ? ` · kept for ${tm.retainedJobs.length} job(s)` : ''}</td>
+                <td>
+                  {tm.registered === false ? (
+                    <span class="muted">not registered</span>
+                  ) : (
+                    `${tm.slotsTotal - tm.slotsFree}/${tm.slotsTotal} busy`
+                  )}
+                </td>
+                <td>
+                  <Progress done={tm.slotsTotal - tm.slotsFree} total={tm.slotsTotal} />
+                </td>
+                <td>
+                  {tm.partitions} ({fmtBytes(tm.partitionBytes)})
+                  {tm.retainedJobs.length ? ` · kept for ${tm.retainedJobs.length} job(s)` : ''}
+                </td>
                 <td class="mono">{tm.lastHeartbeatMs ? fmtTime(tm.lastHeartbeatMs) : '-'}</td>
               </tr>
             ))}
@@ -68,18 +117,38 @@ function JobList({ jobs }: { jobs: JobOverview[] }) {
     <div class="card">
       <h2>Jobs</h2>
       {jobs.length === 0 ? (
-        <p class="muted">No jobs yet: submit one with <span class="mono">rebound submit</span>.</p>
+        <p class="muted">
+          No jobs yet: submit one with <span class="mono">rebound submit</span>.
+        </p>
       ) : (
         <table>
-          <thead><tr><th>NAME</th><th>JOB ID</th><th>STATE</th><th>TASKS</th><th></th><th>STARTED</th><th>DURATION</th></tr></thead>
+          <thead>
+            <tr>
+              <th>NAME</th>
+              <th>JOB ID</th>
+              <th>STATE</th>
+              <th>TASKS</th>
+              <th></th>
+              <th>STARTED</th>
+              <th>DURATION</th>
+            </tr>
+          </thead>
           <tbody>
             {jobs.map((j) => (
               <tr key={j.jid} data-testid="job-row">
-                <td><a href={`#/jobs/${j.jid}`}>{j.name}</a></td>
+                <td>
+                  <a href={`#/jobs/${j.jid}`}>{j.name}</a>
+                </td>
                 <td class="mono">{j.jid}</td>
-                <td><State s={j.state} /></td>
-                <td>{j.tasks.finished}/{j.tasks.total}</td>
-                <td><Progress done={j.tasks.finished} total={j.tasks.total} /></td>
+                <td>
+                  <State s={j.state} />
+                </td>
+                <td>
+                  {j.tasks.finished}/{j.tasks.total}
+                </td>
+                <td>
+                  <Progress done={j.tasks.finished} total={j.tasks.total} />
+                </td>
                 <td class="mono">{fmtTime(j['start-time'])}</td>
                 <td>{fmtMs(j.duration)}</td>
               </tr>
@@ -112,28 +181,52 @@ function EventLog({ conn, jobId, version }: { conn: LiveConnection; jobId: strin
     <div class="card">
       <h2>Event log {doc ? <span class="muted">({doc.total} events)</span> : null}</h2>
       {error && <p class="FAILED">{error}</p>}
-      {doc && doc.total === 0 && <p class="muted">No events (job recovery disabled, nothing finished yet, or the job ended and its log was cleared).</p>}
+      {doc && doc.total === 0 && (
+        <p class="muted">
+          No events (job recovery disabled, nothing finished yet, or the job ended and its log was cleared).
+        </p>
+      )}
       {doc && doc.events.length > 0 && (
         <table>
           <tbody>
             {doc.events.map((e) => (
-              <tr key={e.index}><td class="mono wrap">{e.line}</td></tr>
+              <tr key={e.index}>
+                <td class="mono wrap">{e.line}</td>
+              </tr>
             ))}
           </tbody>
         </table>
       )}
       {doc && doc.total > limit && (
         <div class="kv" style="margin-top:6px">
-          <button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - limit))}>previous</button>
-          <span class="muted">{offset + 1}–{Math.min(doc.total, offset + limit)} of {doc.total}</span>
-          <button disabled={offset + limit >= doc.total} onClick={() => setOffset(offset + limit)}>next</button>
+          <button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - limit))}>
+            previous
+          </button>
+          <span class="muted">
+            {offset + 1}–{Math.min(doc.total, offset + limit)} of {doc.total}
+          </span>
+          <button disabled={offset + limit >= doc.total} onClick={() => setOffset(offset + limit)}>
+            next
+          </button>
         </div>
       )}
     </div>
   );
 }
 
-function JobPage({ conn, job, recoveries, jobId, cluster }: { conn: LiveConnection; job: JobDoc | undefined; recoveries: RecoveriesDoc | undefined; jobId: string; cluster: ClusterDoc | undefined }) {
+function JobPage({
+  conn,
+  job,
+  recoveries,
+  jobId,
+  cluster,
+}: {
+  conn: LiveConnection;
+  job: JobDoc | undefined;
+  recoveries: RecoveriesDoc | undefined;
+  jobId: string;
+  cluster: ClusterDoc | undefined;
+}) {
   if (!job || job.jid !== jobId) return <div class="card">Loading job {jobId}…</div>;
   const c = job['status-counts'];
   const total = Object.values(c).reduce((a, b) => a + b, 0);
@@ -145,13 +238,25 @@ function JobPage({ conn, job, recoveries, jobId, cluster }: { conn: LiveConnecti
         </h2>
         <div class="kv">
           <span class="mono">{job.jid}</span>
-          <span>tasks <b>{c.FINISHED ?? 0}/{total}</b> finished, {c.RUNNING ?? 0} running</span>
-          <span>led by epoch <b data-testid="job-epoch">{job.rebound.leaderEpoch}</b></span>
+          <span>
+            tasks{' '}
+            <b>
+              {c.FINISHED ?? 0}/{total}
+            </b>{' '}
+            finished, {c.RUNNING ?? 0} running
+          </span>
+          <span>
+            led by epoch <b data-testid="job-epoch">{job.rebound.leaderEpoch}</b>
+          </span>
           <span>restarts {job.rebound.restarts}</span>
           <span>duration {fmtMs(job.duration)}</span>
         </div>
         {job.rebound.failure && <p class="FAILED">{job.rebound.failure}</p>}
-        {job.rebound.notes.map((n) => <p class="muted" key={n}>{n}</p>)}
+        {job.rebound.notes.map((n) => (
+          <p class="muted" key={n}>
+            {n}
+          </p>
+        ))}
       </div>
       <div class="card" style="overflow:auto">
         <h2>Dataflow</h2>
@@ -205,14 +310,20 @@ function App() {
       <header>
         <a href="#/">Rebound</a>
         <span data-testid="leader">
-          leader {leader ? <b>{leader.jobmasterId}</b> : 'none'} · epoch <b data-testid="leader-epoch">{cluster?.epoch ?? 0}</b>
+          leader {leader ? <b>{leader.jobmasterId}</b> : 'none'} · epoch{' '}
+          <b data-testid="leader-epoch">{cluster?.epoch ?? 0}</b>
         </span>
-        <span class={`pill ${conn.kind === 'live' ? 'live' : conn.kind === 'reconnecting' ? 'down' : 'wait'}`} data-testid="connection" title={conn.detail}>
+        <span
+          class={`pill ${conn.kind === 'live' ? 'live' : conn.kind === 'reconnecting' ? 'down' : 'wait'}`}
+          data-testid="connection"
+          title={conn.detail}
+        >
           {conn.kind === 'live' ? `live · ${conn.url}` : `${conn.kind}… ${conn.detail}`}
         </span>
         {cluster && (
           <span class="pill">
-            {cluster.taskmanagers.length} TaskManagers · {cluster.taskmanagers.reduce((s, t) => s + t.slotsTotal - t.slotsFree, 0)}/
+            {cluster.taskmanagers.length} TaskManagers ·{' '}
+            {cluster.taskmanagers.reduce((s, t) => s + t.slotsTotal - t.slotsFree, 0)}/
             {cluster.taskmanagers.reduce((s, t) => s + t.slotsTotal, 0)} slots busy
           </span>
         )}

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { build } from 'esbuild';
 
 /** The dashboard as the JobMaster serves it: one HTML page and one script, no CDN. */
@@ -8,7 +9,9 @@ export interface DashboardAssets {
   readonly js: string;
 }
 
-const APP_DIR = fileURLToPath(new URL('../app/', import.meta.url));
+// Found through the package, not this file: in the CLI's bundle (packages/cli/dist) this code no
+// longer sits next to app/.
+const APP_DIR = join(dirname(createRequire(import.meta.url).resolve('@rebound/dashboard')), '..', 'app') + '/';
 
 /**
  * Bundles the browser code (preact + dagre, from node_modules) with esbuild into one minified

@@ -4,7 +4,14 @@ import type { JobStatus__Output, RecoveryReport__Output, VertexStatus__Output } 
 
 export const JOB_ID = '0123456789abcdef0123456789abcdef';
 
-export function vertex(name: string, parallelism: number, state: string, finished: number, running = 0, extra: Partial<VertexStatus__Output> = {}): VertexStatus__Output {
+export function vertex(
+  name: string,
+  parallelism: number,
+  state: string,
+  finished: number,
+  running = 0,
+  extra: Partial<VertexStatus__Output> = {},
+): VertexStatus__Output {
   return {
     id: `v-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
     name,
@@ -21,7 +28,11 @@ export function vertex(name: string, parallelism: number, state: string, finishe
   };
 }
 
-export function status(state: string, vertices: VertexStatus__Output[], extra: Partial<JobStatus__Output> = {}): JobStatus__Output {
+export function status(
+  state: string,
+  vertices: VertexStatus__Output[],
+  extra: Partial<JobStatus__Output> = {},
+): JobStatus__Output {
   return {
     job_id: JOB_ID,
     name: 'wordcount',
@@ -58,6 +69,8 @@ export function recovery(extra: Partial<RecoveryReport__Output> = {}): RecoveryR
     events_replayed: 0,
     started_at_ms: 0,
     finished_at_ms: 0,
+    running_tasks_adopted: 0,
+    finished_tasks_reported: 0,
     ...extra,
   };
 }

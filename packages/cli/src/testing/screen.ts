@@ -39,6 +39,7 @@ export class FakeScreen {
       return;
     }
     if (t.startsWith('\x1b[')) {
+      // eslint-disable-next-line no-control-regex -- a terminal emulator parses escape sequences
       const m = /^\x1b\[([0-9;?]*)([A-Za-z])$/.exec(t)!;
       const n = Number(m[1] || '1');
       switch (m[2]) {

@@ -1,0 +1,411 @@
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import {
+  ClusterSecurity,
+  Configuration,
+  type ClusterOverview__Output,
+  type JobStatus__Output,
+  type JobSummary__Output,
+} from '@rebound/core';
+import type { LeaderInfo } from '@rebound/ha';
+import { ClusterClient, clientConfiguration, clientOptionsFrom, withHaServices } from '../client.js';
+import {
+  ClusterPaths,
+  parseClusterFile,
+  readClusterFile,
+  tryReadClusterFile,
+  upsertProcess,
+  withClusterFileLock,
+  writeClusterFile,
+  type ClusterFile,
+  type ClusterProcess,
+} from '../cluster-file.js';
+import { jobStatusToJson, type JobStatusJson } from '../job-view.js';
+import type { KillLeaderReport } from '../local/kill-leader.js';
+import { spawnDaemon, waitForReady } from '../local-spawn.js';
+import { isProcessAlive, signalProcess } from '../processes.js';
+import {
+  REPO_ROOT,
+  defines,
+  describeResult,
+  runRebound,
+  type CliResult,
+  type CliRunner,
+  type RunOptions,
+} from './run-cli.js';
+import { parseTaskEvents, type TaskEvent } from './task-events.js';
+import { TerminalStateError, waitFor, type WaitOptions } from './wait.js';
+
+import {
+  ClusterDriverError,
+  type ClusterDriverOptions,
+  type ClusterUpOptions,
+  type DaemonOptions,
+  type StartJobMasterOptions,
+  type StartTaskManagerOptions,
+  type SubmitOptions,
+  type SubmitResult,
+} from './cluster-driver-options.js';
+import { track, untrack } from './live-clusters.js';
+
+const CLIENT_COMMANDS = new Set(['submit', 'list', 'status', 'cancel', 'watch', 'events']);
+const TARGET_FLAGS = ['--cluster', '--ha-dir', '--address', '--workdir'];
+
+/**
+ * The one driver of a cluster of real processes in a work directory with the layout of `rebound
+ * local` (cluster.json, secret, logs/, data/, ha/), for the integration tests, the netns tests,
+ * the chaos harness and the benchmarks: runs the CLI against it, starts, signals and stops its
+ * daemons, reads cluster.json through the product's reader (and writes it, for daemons it starts
+ * itself, through the product's atomic writer under its lock), and asks the leader in-process.
+ */
+export class ClusterDriver {
+  readonly workdir: string;
+  readonly haDir: string;
+  protected readonly cli: CliRunner;
+  private client: ClusterClient | undefined;
+  private stopped = false;
+
+  constructor(
+    workdir: string,
+    private readonly options: ClusterDriverOptions = {},
+  ) {
+    this.workdir = resolve(workdir);
+    this.haDir = ClusterPaths.haDir(this.workdir);
+    this.cli = options.cli ?? runRebound;
+  }
+
+  /** `rebound local up` in the work directory; on failure stops what it started and throws. */
+  async up(opts: ClusterUpOptions = {}): Promise<this> {
+    track(this);
+    const args = [
+      'local',
+      'up',
+      '--workdir',
+      this.workdir,
+      '--jobmasters',
+      String(opts.jobmasters ?? 2),
+      '--taskmanagers',
+      String(opts.taskmanagers ?? 3),
+      '--slots',
+      String(opts.slots ?? 2),
+      '--timeout',
+      `${opts.startTimeoutMs ?? 60_000} ms`,
+      ...defines(opts.config ?? {}),
+    ];
+    const r = await this.cli(args);
+    if (r.code !== 0) {
+      await this.shutdown();
+      throw new ClusterDriverError(`${describeResult(['local', 'up'], r)} (workdir ${this.workdir})`);
+    }
+    return this;
+  }
+
+  /**
+   * Runs the CLI against this cluster: `--workdir` is added to `local` commands and `--cluster`
+   * to client commands, unless the arguments already name a target.
+   */
+  rebound(args: readonly string[], opts: RunOptions = {}): Promise<CliResult> {
+    return this.cli(this.withTarget(args), opts);
+  }
+
+  private withTarget(args: readonly string[]): string[] {
+    if (args.some((a) => TARGET_FLAGS.includes(a))) return [...args];
+    if (args[0] === 'local' && args.length >= 2)
+      return [args[0], args[1]!, '--workdir', this.workdir, ...args.slice(2)];
+    if (args[0] !== undefined && CLIENT_COMMANDS.has(args[0]))
+      return [args[0], '--cluster', this.workdir, ...args.slice(1)];
+    return [...args];
+  }
+
+  private async reboundJson<T>(args: readonly string[]): Promise<T> {
+    const r = await this.rebound(args);
+    if (r.code !== 0) throw new ClusterDriverError(describeResult(args, r));
+    return JSON.parse(r.stdout) as T;
+  }
+
+  /** Submits a job module (detached unless `wait`; relative to the repository); resolves with its id and the CLI's output. */
+  async submit(jobFile: string, jobArgs: readonly string[] = [], opts: SubmitOptions = {}): Promise<SubmitResult> {
+    const args = [
+      'submit',
+      resolve(REPO_ROOT, jobFile),
+      '--json',
+      ...(opts.wait ? [] : ['--detached']),
+      ...defines(opts.config ?? {}),
+      '--',
+      ...jobArgs,
+    ];
+    const r = await this.rebound(args, opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {});
+    const first = r.stdout.split('\n').find((l) => l.startsWith('{'));
+    const jobId = first ? (JSON.parse(first) as { jobId?: string }).jobId : undefined;
+    if (!jobId) throw new ClusterDriverError(describeResult(args, r));
+    return { ...r, jobId };
+  }
+
+  /** The driver's client, from cluster.json (as `--cluster <workdir>` would make it). */
+  async clusterClient(): Promise<ClusterClient> {
+    if (!this.client) {
+      const target = await this.target();
+      this.client = new ClusterClient(target, clientOptionsFrom(clientConfiguration(target)));
+    }
+    return this.client;
+  }
+
+  private async target() {
+    const file = await readClusterFile(this.workdir);
+    return { kind: 'cluster' as const, workdir: this.workdir, haDir: resolve(this.workdir, file.haDir), file };
+  }
+
+  private callOptions(): { failoverTimeoutMs?: number } {
+    const ms = this.options.failoverTimeoutMs;
+    return ms === undefined ? {} : { failoverTimeoutMs: ms };
+  }
+
+  /** The job's status as the leader reports it. */
+  async jobStatus(jobId: string): Promise<JobStatus__Output> {
+    return (await this.clusterClient()).getJobStatus(jobId, this.callOptions());
+  }
+
+  /** The job's status as `rebound status --json` prints it (asked in-process: cheap to poll). */
+  async status(jobId: string): Promise<JobStatusJson> {
+    return jobStatusToJson(await this.jobStatus(jobId));
+  }
+
+  async listJobs(): Promise<JobSummary__Output[]> {
+    return (await this.clusterClient()).listJobs(this.callOptions());
+  }
+
+  async overview(): Promise<ClusterOverview__Output> {
+    return (await this.clusterClient()).getClusterOverview(this.callOptions());
+  }
+
+  /** See waitFor: polls with a deadline, never a fixed sleep. */
+  waitFor<T>(
+    predicate: () => T | Promise<T>,
+    timeoutMs: number,
+    what: string,
+    opts: WaitOptions = {},
+  ): Promise<Exclude<T, undefined | false | null>> {
+    return waitFor(predicate, timeoutMs, what, opts);
+  }
+
+  /** Waits until the job is in one of `states` (default FINISHED); fails early on another terminal state. */
+  async waitForJob(jobId: string, timeoutMs: number, states: readonly string[] = ['FINISHED']): Promise<JobStatusJson> {
+    return this.waitFor(
+      async () => {
+        const s = await this.status(jobId);
+        if (states.includes(s.state)) return s;
+        if (['FINISHED', 'FAILED', 'CANCELED'].includes(s.state)) {
+          throw new TerminalStateError(
+            `job ${jobId} ended ${s.state}${s.failure ? `: ${s.failure}` : ''} (expected ${states.join(' or ')})`,
+          );
+        }
+        return undefined;
+      },
+      timeoutMs,
+      `job ${jobId} to be ${states.join(' or ')}`,
+    );
+  }
+
+  async waitForTaskManagers(ids: readonly string[], timeoutMs: number): Promise<ClusterOverview__Output> {
+    return this.waitFor(
+      async () => {
+        const o = await this.overview();
+        const registered = new Set(o.task_managers.map((t) => t.task_manager_id));
+        return ids.every((id) => registered.has(id)) ? o : undefined;
+      },
+      timeoutMs,
+      `TaskManagers ${ids.join(', ')} to be registered with the leader`,
+    );
+  }
+
+  /** The leader the HA backend records, as clients see it. */
+  async leader(): Promise<LeaderInfo | undefined> {
+    return withHaServices(await this.target(), (ha) => ha.getLeader());
+  }
+
+  async processes(): Promise<readonly ClusterProcess[]> {
+    return (await readClusterFile(this.workdir)).processes;
+  }
+
+  async process(id: string): Promise<ClusterProcess> {
+    const p = (await this.processes()).find((x) => x.id === id);
+    if (!p) throw new ClusterDriverError(`no process ${id} in ${ClusterPaths.file(this.workdir)}`);
+    return p;
+  }
+
+  async jobMasterIds(): Promise<string[]> {
+    return (await this.processes()).filter((p) => p.role === 'jobmaster').map((p) => p.id);
+  }
+
+  async isAlive(processId: string): Promise<boolean> {
+    const p = await this.process(processId);
+    return isProcessAlive(p.pid, p.id);
+  }
+
+  /**
+   * Sends `signal` to a daemon of the cluster; false if it was not running. For SIGKILL and
+   * SIGTERM, waits until it is gone.
+   */
+  async signal(processId: string, signal: NodeJS.Signals, opts: WaitOptions = {}): Promise<boolean> {
+    return this.signalProcess(await this.process(processId), signal, opts);
+  }
+
+  /** signal() to a process record already read (nothing between the caller's clock and the kill). */
+  async signalProcess(p: ClusterProcess, signal: NodeJS.Signals, opts: WaitOptions = {}): Promise<boolean> {
+    // Never signal a recycled pid: it must still be the daemon started with this id.
+    if (!isProcessAlive(p.pid, p.id) || !signalProcess(p.pid, signal)) return false;
+    if (signal === 'SIGKILL' || signal === 'SIGTERM') {
+      await waitFor(
+        () => !isProcessAlive(p.pid, p.id),
+        30_000,
+        `${p.id} (pid ${p.pid}) to exit after ${signal}`,
+        // Often: callers time what follows the kill.
+        { intervalMs: 10, ...opts },
+      );
+    }
+    return true;
+  }
+
+  /** signal(), but a daemon that is not running is an error. */
+  async kill(processId: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<ClusterProcess> {
+    const p = await this.process(processId);
+    if (!(await this.signal(processId, signal)))
+      throw new ClusterDriverError(`cannot send ${signal} to ${processId} (pid ${p.pid}): not running`);
+    return p;
+  }
+
+  /**
+   * SIGKILLs the leading JobMaster through `rebound local kill-leader`. Returns once it is dead
+   * (`--no-wait`): tests look at what happens while nobody leads. `waitMs` waits for the takeover.
+   */
+  killLeader(opts: { waitMs?: number } = {}): Promise<KillLeaderReport> {
+    return this.reboundJson([
+      'local',
+      'kill-leader',
+      '--json',
+      ...(opts.waitMs === undefined ? ['--no-wait'] : ['--wait', `${opts.waitMs} ms`]),
+    ]);
+  }
+
+  /** Adds a JobMaster (or restarts `id`) through `rebound local start-jobmaster`. */
+  startJobMaster(opts: StartJobMasterOptions = {}): Promise<ClusterProcess> {
+    return this.reboundJson(['local', 'start-jobmaster', '--json', ...startFlags(opts)]);
+  }
+
+  /** Adds a TaskManager (or restarts `id`); by default waits until the leader registered it. */
+  startTaskManager(opts: StartTaskManagerOptions = {}): Promise<ClusterProcess> {
+    return this.reboundJson([
+      'local',
+      'start-taskmanager',
+      '--json',
+      ...(opts.slots ? ['--slots', String(opts.slots)] : []),
+      ...(opts.wait === false ? ['--no-wait'] : []),
+      ...startFlags(opts),
+    ]);
+  }
+
+  /**
+   * Starts a daemon the way `rebound local` does, but through `launcher` (a host of its own),
+   * and records it in cluster.json (`base` when there is none yet) under the product's lock.
+   */
+  async startDaemon(d: DaemonOptions, base: Omit<ClusterFile, 'processes'>): Promise<ClusterProcess> {
+    const spawned = spawnDaemon({
+      workdir: this.workdir,
+      role: d.role,
+      id: d.id,
+      haDir: this.haDir,
+      config: d.config,
+      ...(d.slots !== undefined ? { slots: d.slots } : {}),
+      ...(d.launcher ? { launcher: d.launcher } : {}),
+    });
+    track(this);
+    const proc = await waitForReady(spawned, d.deadline);
+    await withClusterFileLock(this.workdir, async () => {
+      const file = (await tryReadClusterFile(this.workdir)) ?? { ...base, processes: [] };
+      await writeClusterFile(this.workdir, upsertProcess(file, proc));
+    });
+    return proc;
+  }
+
+  /** Task lifecycle events from the TaskManager logs (all TaskManagers when `tmId` is omitted). */
+  async taskEvents(tmId?: string): Promise<TaskEvent[]> {
+    const tms = (await this.processes()).filter(
+      (p) => p.role === 'taskmanager' && (tmId === undefined || p.id === tmId),
+    );
+    if (tmId !== undefined && tms.length === 0)
+      throw new ClusterDriverError(`no TaskManager ${tmId} in ${this.workdir}`);
+    const all = await Promise.all(tms.map(async (p) => parseTaskEvents(await this.readLog(p.logFile), p.id)));
+    return all.flat().sort((a, b) => a.time - b.time);
+  }
+
+  /** The log of a process (pino JSON lines plus anything it wrote to stderr). */
+  log(processId: string): Promise<string> {
+    return this.readLog(ClusterPaths.logFile(this.workdir, processId));
+  }
+
+  private readLog(path: string): Promise<string> {
+    return readFile(path, 'utf8').catch(() => '');
+  }
+
+  /** The pino lines of a process's log (JSON objects; other lines and lines cut by a SIGKILL skipped). */
+  async logLines(processId: string): Promise<Record<string, unknown>[]> {
+    const out: Record<string, unknown>[] = [];
+    for (const line of (await this.log(processId)).split('\n')) {
+      if (!line.startsWith('{')) continue;
+      try {
+        out.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        // A line cut by a SIGKILL.
+      }
+    }
+    return out;
+  }
+
+  /** What a process of this cluster authenticates with (the secret in the work directory), for raw gRPC clients. */
+  security(): ClusterSecurity {
+    return ClusterSecurity.of(Configuration.of({ 'security.auth.token-file': ClusterPaths.secret(this.workdir) }));
+  }
+
+  /** Stops every daemon: SIGCONT first (a stopped process ignores SIGTERM), then `local down`. */
+  async stop(): Promise<void> {
+    await this.shutdown();
+  }
+
+  private async shutdown(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.client?.close();
+    this.client = undefined;
+    for (const p of this.processesSync()) if (isProcessAlive(p.pid, p.id)) signalProcess(p.pid, 'SIGCONT');
+    const timeout = `${this.options.downTimeoutMs ?? 10_000} ms`;
+    const r = await this.cli(['local', 'down', '--workdir', this.workdir, '--timeout', timeout]).catch(
+      (err: Error) => ({ code: 1, signal: null, stdout: '', stderr: err.message }) as CliResult,
+    );
+    if (r.code !== 0) this.killAllSync();
+    untrack(this);
+  }
+
+  private processesSync(): readonly ClusterProcess[] {
+    const path = ClusterPaths.file(this.workdir);
+    try {
+      return parseClusterFile(readFileSync(path, 'utf8'), path).processes;
+    } catch {
+      // No cluster.json: nothing was started.
+      return [];
+    }
+  }
+
+  /** SIGKILLs every process of the cluster, synchronously (exit hooks, a failed stop). */
+  killAllSync(): void {
+    for (const p of this.processesSync()) if (isProcessAlive(p.pid, p.id)) signalProcess(p.pid, 'SIGKILL');
+  }
+}
+
+function startFlags(opts: StartJobMasterOptions): string[] {
+  return [
+    ...(opts.id ? ['--id', opts.id] : []),
+    ...(opts.timeoutMs !== undefined ? ['--timeout', `${opts.timeoutMs} ms`] : []),
+    ...defines(opts.config ?? {}),
+  ];
+}
