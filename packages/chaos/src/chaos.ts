@@ -3,7 +3,17 @@ import { cpus, loadavg } from 'node:os';
 import { dirname } from 'node:path';
 import { replayCommand, type ChaosOptions } from './options.js';
 import { planRun } from './plan.js';
-import { TABLE_HEADER, renderMarkdown, renderTable, summarize, summaryLines, tableRows, type ChaosSummary } from './report.js';
+import {
+  TABLE_HEADER,
+  batchOutcome,
+  renderMarkdown,
+  renderTable,
+  summarize,
+  summaryLines,
+  tableRows,
+  type BatchVerdict,
+  type ChaosSummary,
+} from './report.js';
 import { runOne, type RunResult } from './runner.js';
 
 export interface ChaosReport {
@@ -15,7 +25,9 @@ export interface ChaosReport {
   readonly environment: string;
   readonly summary: ChaosSummary;
   readonly results: readonly RunResult[];
-  /** 0 when every run passed, 1 otherwise. */
+  /** Only 'passed' is a pass (see batchOutcome). */
+  readonly verdict: BatchVerdict;
+  /** 0 passed, 1 a run failed, 3 partial (time budget) or inconclusive (no fault injected). */
   readonly exitCode: number;
 }
 
@@ -33,7 +45,9 @@ export interface ChaosIo {
 export async function runChaos(opts: ChaosOptions, command: string, io: ChaosIo): Promise<ChaosReport> {
   const started = Date.now();
   const results: RunResult[] = [];
-  io.out(`chaos: seed ${opts.seed}, ${opts.runs} run(s)${opts.faults ? `, faults ${opts.faults.join(',')}` : ''}${opts.job ? `, job ${opts.job}` : ''}, HA ${opts.ha}, partitions ${opts.partitions ? 'on' : 'off'}`);
+  io.out(
+    `chaos: seed ${opts.seed}, ${opts.runs} run(s)${opts.faults ? `, faults ${opts.faults.join(',')}` : ''}${opts.job ? `, job ${opts.job}` : ''}, HA ${opts.ha}, partitions ${opts.partitions ? 'on' : 'off'}`,
+  );
   for (let i = 0; i < opts.runs; i++) {
     if (opts.timeBudgetMs !== undefined && Date.now() - started > opts.timeBudgetMs) {
       io.out(`chaos: time budget of ${Math.round(opts.timeBudgetMs / 1000)} s used up after ${i} run(s)`);
@@ -46,6 +60,7 @@ export async function runChaos(opts: ChaosOptions, command: string, io: ChaosIo)
       ...(opts.faultsPerRun !== undefined ? { faultsPerRun: opts.faultsPerRun } : {}),
       ...(opts.crashPoint ? { crashPoint: opts.crashPoint } : {}),
       ...(opts.slowdown !== undefined ? { slowdown: opts.slowdown } : {}),
+      ...(opts.keepRunningTasks !== undefined ? { keepRunningTasks: opts.keepRunningTasks } : {}),
       ha: opts.ha,
       partitions: opts.partitions,
     });
@@ -67,7 +82,10 @@ export async function runChaos(opts: ChaosOptions, command: string, io: ChaosIo)
     }
   }
   const summary = summarize(results);
-  const environment = `${cpus().length} CPU(s), load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end, Node ${process.version}`;
+  const outcome = batchOutcome(summary, opts.runs, opts.seed);
+  const environment = `${cpus().length} CPU(s), load average ${loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} at the end, Node ${process.version}`;
   const report: ChaosReport = {
     command,
     startedAt: new Date(started).toISOString(),
@@ -77,7 +95,8 @@ export async function runChaos(opts: ChaosOptions, command: string, io: ChaosIo)
     environment,
     summary,
     results,
-    exitCode: summary.failed > 0 ? 1 : 0,
+    verdict: outcome.verdict,
+    exitCode: outcome.exitCode,
   };
   io.out('');
   for (const l of renderTable(TABLE_HEADER, tableRows(results))) io.out(l);
@@ -98,6 +117,6 @@ export async function runChaos(opts: ChaosOptions, command: string, io: ChaosIo)
     await writeFile(opts.md, renderMarkdown(report));
     io.out(`wrote ${opts.md}`);
   }
-  io.out(failed.length === 0 ? `chaos: all ${results.length} run(s) passed (seed ${opts.seed})` : `chaos: ${failed.length} of ${results.length} run(s) FAILED (seed ${opts.seed})`);
+  io.out(outcome.line);
   return report;
 }

@@ -21,3 +21,5 @@ export const HEARTBEAT_TIMEOUT_MS = 3_000;
 export const TASK_MANAGERS = 3;
 export const SLOTS = 2;
 
+/** How long `local up` and a daemon (re)start of a run may take. */
+export const START_TIMEOUT_MS = 120_000;

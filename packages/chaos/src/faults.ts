@@ -1,3 +1,4 @@
+import { JOB_EVENT_TYPE_NAMES, type JobEventType } from '@rebound/core';
 import { Prng } from './prng.js';
 
 /**
@@ -40,10 +41,14 @@ export const FAULT_DESCRIPTIONS: Readonly<Record<FaultKind, string>> = {
   'partition-delete': 'the data file of a retained, finished partition is deleted',
   'jobmasters-pause': 'every JobMaster SIGSTOPped past taskmanager.registration.timeout, then SIGCONTed',
   'poison-job': 'a second job whose module exits, throws or hangs when a JobMaster loads it is submitted mid-job',
-  'damaged-job-dir': "a second, finished job's status.json or jobgraph.pb is overwritten with garbage, then the leader SIGKILLed",
-  'forged-rpc': 'forged calls (no or a wrong secret; the secret with a forged leader epoch) sent to the leader and a TaskManager mid-job',
-  'tm-partition': "every packet in or out of one TaskManager dropped for a while (nft), then healed; shorter or longer than heartbeat.timeout",
-  'leader-partition': 'every packet in or out of the leading JobMaster dropped for a while (nft), then healed (on etcd it loses its lease and must be fenced)',
+  'damaged-job-dir':
+    "a second, finished job's status.json or jobgraph.pb is overwritten with garbage, then the leader SIGKILLed",
+  'forged-rpc':
+    'forged calls (no or a wrong secret; the secret with a forged leader epoch) sent to the leader and a TaskManager mid-job',
+  'tm-partition':
+    'every packet in or out of one TaskManager dropped for a while (nft), then healed; shorter or longer than heartbeat.timeout',
+  'leader-partition':
+    'every packet in or out of the leading JobMaster dropped for a while (nft), then healed (on etcd it loses its lease and must be fenced)',
   'etcd-member-kill': 'SIGKILL of one etcd member (the Raft leader or a follower) mid-job, maybe restarted later',
   'etcd-outage': 'every etcd member SIGSTOPped or SIGKILLed for longer than the HA lease, then resumed or restarted',
   'etcd-leader-partition': "every packet in or out of etcd's Raft leader member dropped for a while (nft), then healed",
@@ -61,16 +66,25 @@ export interface FaultEnvironment {
 }
 
 /** Kinds that need an etcd cluster of the run's own (`--ha etcd`). */
-export const ETCD_FAULTS: ReadonlySet<FaultKind> = new Set(['etcd-member-kill', 'etcd-outage', 'etcd-leader-partition']);
+export const ETCD_FAULTS: ReadonlySet<FaultKind> = new Set([
+  'etcd-member-kill',
+  'etcd-outage',
+  'etcd-leader-partition',
+]);
 /** Kinds that drop network traffic (`--partitions`). */
-export const PARTITION_FAULTS: ReadonlySet<FaultKind> = new Set(['tm-partition', 'leader-partition', 'etcd-leader-partition']);
+export const PARTITION_FAULTS: ReadonlySet<FaultKind> = new Set([
+  'tm-partition',
+  'leader-partition',
+  'etcd-leader-partition',
+]);
 /** Kinds that damage files of the file backend (on etcd, job graphs and status live in etcd). */
 export const FILE_HA_FAULTS: ReadonlySet<FaultKind> = new Set(['damaged-job-dir']);
 
 /** Why `kind` cannot run in `env`, or undefined if it can. */
 export function faultUnavailable(kind: FaultKind, env: FaultEnvironment): string | undefined {
   if (ETCD_FAULTS.has(kind) && env.ha !== 'etcd') return `${kind} needs --ha etcd`;
-  if (FILE_HA_FAULTS.has(kind) && env.ha !== 'file') return `${kind} damages the file backend's job directory; it has none on --ha ${env.ha}`;
+  if (FILE_HA_FAULTS.has(kind) && env.ha !== 'file')
+    return `${kind} damages the file backend's job directory; it has none on --ha ${env.ha}`;
   if (PARTITION_FAULTS.has(kind) && !env.partitions) return `${kind} needs --partitions`;
   return undefined;
 }
@@ -111,8 +125,9 @@ export interface Trigger {
   readonly delayMs: number;
 }
 
-export const CRASH_EVENT_TYPES = ['ExecutionJobVertexInitialized', 'ExecutionVertexFinished', 'ExecutionVertexReset'] as const;
-export type CrashEventType = (typeof CRASH_EVENT_TYPES)[number];
+/** A crash point can follow any event the JobMaster writes (the one list is @rebound/core's). */
+export const CRASH_EVENT_TYPES: readonly JobEventType[] = JOB_EVENT_TYPE_NAMES;
+export type CrashEventType = JobEventType;
 
 export type CrashPointSpec =
   | { readonly kind: 'before-event' | 'after-event'; readonly eventType: CrashEventType; readonly n: number }
@@ -124,19 +139,60 @@ export type FaultPlan =
   | { readonly kind: 'crash-point'; readonly point: CrashPointSpec }
   | { readonly kind: 'double-failure'; readonly trigger: Trigger }
   | { readonly kind: 'tm-kill-leaderless'; readonly trigger: Trigger; readonly taskManager: number }
-  | { readonly kind: 'tm-kill-after-recovery'; readonly trigger: Trigger; readonly taskManager: number; readonly afterRecoveryMs: number }
+  | {
+      readonly kind: 'tm-kill-after-recovery';
+      readonly trigger: Trigger;
+      readonly taskManager: number;
+      readonly afterRecoveryMs: number;
+    }
   | { readonly kind: 'leader-pause'; readonly trigger: Trigger; readonly resumeAfterMs: number }
-  | { readonly kind: 'torn-tail'; readonly trigger: Trigger; readonly mode: 'truncate' | 'zeros'; readonly cutFraction: number }
-  | { readonly kind: 'flipped-byte'; readonly trigger: Trigger; readonly positionFraction: number; readonly bit: number }
-  | { readonly kind: 'partition-delete'; readonly trigger: Trigger; readonly pickFraction: number; readonly duringFailover: boolean }
+  | {
+      readonly kind: 'torn-tail';
+      readonly trigger: Trigger;
+      readonly mode: 'truncate' | 'zeros';
+      readonly cutFraction: number;
+    }
+  | {
+      readonly kind: 'flipped-byte';
+      readonly trigger: Trigger;
+      readonly positionFraction: number;
+      readonly bit: number;
+    }
+  | {
+      readonly kind: 'partition-delete';
+      readonly trigger: Trigger;
+      readonly pickFraction: number;
+      readonly duringFailover: boolean;
+    }
   | { readonly kind: 'jobmasters-pause'; readonly trigger: Trigger; readonly extraMs: number }
   | { readonly kind: 'poison-job'; readonly trigger: Trigger; readonly mode: PoisonMode }
-  | { readonly kind: 'damaged-job-dir'; readonly trigger: Trigger; readonly file: DamagedJobFile; readonly damage: JobFileDamage; readonly garbageSeed: number }
+  | {
+      readonly kind: 'damaged-job-dir';
+      readonly trigger: Trigger;
+      readonly file: DamagedJobFile;
+      readonly damage: JobFileDamage;
+      readonly garbageSeed: number;
+    }
   | { readonly kind: 'forged-rpc'; readonly trigger: Trigger; readonly taskManager: number; readonly orderSeed: number }
-  | { readonly kind: 'tm-partition'; readonly trigger: Trigger; readonly taskManager: number; readonly durationMs: number }
+  | {
+      readonly kind: 'tm-partition';
+      readonly trigger: Trigger;
+      readonly taskManager: number;
+      readonly durationMs: number;
+    }
   | { readonly kind: 'leader-partition'; readonly trigger: Trigger; readonly durationMs: number }
-  | { readonly kind: 'etcd-member-kill'; readonly trigger: Trigger; readonly member: 'leader' | 'follower'; readonly restartAfterMs?: number }
-  | { readonly kind: 'etcd-outage'; readonly trigger: Trigger; readonly mode: 'stop' | 'kill'; readonly extraMs: number }
+  | {
+      readonly kind: 'etcd-member-kill';
+      readonly trigger: Trigger;
+      readonly member: 'leader' | 'follower';
+      readonly restartAfterMs?: number;
+    }
+  | {
+      readonly kind: 'etcd-outage';
+      readonly trigger: Trigger;
+      readonly mode: 'stop' | 'kill';
+      readonly extraMs: number;
+    }
   | { readonly kind: 'etcd-leader-partition'; readonly trigger: Trigger; readonly durationMs: number };
 
 /** `debug.crash.*` settings of a crash point (debug.allow-test-options must be true as well). */
@@ -235,14 +291,18 @@ export function environmentOf(opts: PlanOptions): FaultEnvironment {
 }
 
 function trigger(prng: Prng, maxTasks: number, maxDelayMs: number, minTasks = 0): Trigger {
-  return { afterFinishedTasks: prng.int(Math.min(minTasks, maxTasks), Math.max(minTasks, maxTasks)), delayMs: prng.int(0, maxDelayMs) };
+  return {
+    afterFinishedTasks: prng.int(Math.min(minTasks, maxTasks), Math.max(minTasks, maxTasks)),
+    delayMs: prng.int(0, maxDelayMs),
+  };
 }
 
 function drawCrashPoint(prng: Prng, shape: JobShape): CrashPointSpec {
   const r = prng.int(0, 4);
   if (r === 0) return { kind: 'after-deploy', n: prng.int(1, shape.sourceSubtasks + 1) };
   const eventType: CrashEventType = r <= 1 ? 'ExecutionJobVertexInitialized' : 'ExecutionVertexFinished';
-  const n = eventType === 'ExecutionJobVertexInitialized' ? prng.int(1, shape.vertices) : prng.int(1, shape.sourceSubtasks + 1);
+  const n =
+    eventType === 'ExecutionJobVertexInitialized' ? prng.int(1, shape.vertices) : prng.int(1, shape.sourceSubtasks + 1);
   return { kind: prng.chance(0.5) ? 'before-event' : 'after-event', eventType, n };
 }
 
@@ -250,7 +310,13 @@ function drawCrashPoint(prng: Prng, shape: JobShape): CrashPointSpec {
  * Draws the faults of one run. `first` is whether the fault is the run's first: later faults
  * fire a few tasks after the previous fault was recovered from.
  */
-export function drawFault(prng: Prng, kind: FaultKind, shape: JobShape, first: boolean, opts: PlanOptions = {}): FaultPlan {
+export function drawFault(
+  prng: Prng,
+  kind: FaultKind,
+  shape: JobShape,
+  first: boolean,
+  opts: PlanOptions = {},
+): FaultPlan {
   const tms = opts.taskManagers ?? 3;
   // Leave a few source subtasks unfinished: the fault should land while the job still runs.
   const maxTasks = first ? Math.max(0, shape.sourceSubtasks - 3) : 2;
@@ -264,29 +330,60 @@ export function drawFault(prng: Prng, kind: FaultKind, shape: JobShape, first: b
     case 'tm-kill-leaderless':
       return { kind, trigger: trigger(prng, maxTasks, 1000), taskManager: prng.int(1, tms) };
     case 'tm-kill-after-recovery':
-      return { kind, trigger: trigger(prng, maxTasks, 1000), taskManager: prng.int(1, tms), afterRecoveryMs: prng.int(0, 1500) };
+      return {
+        kind,
+        trigger: trigger(prng, maxTasks, 1000),
+        taskManager: prng.int(1, tms),
+        afterRecoveryMs: prng.int(0, 1500),
+      };
     case 'leader-pause':
       return { kind, trigger: trigger(prng, maxTasks, 1000), resumeAfterMs: prng.int(0, 2000) };
     case 'torn-tail':
-      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), mode: prng.chance(0.5) ? 'truncate' : 'zeros', cutFraction: prng.next() };
+      return {
+        kind,
+        trigger: trigger(prng, maxTasks, 1000, 1),
+        mode: prng.chance(0.5) ? 'truncate' : 'zeros',
+        cutFraction: prng.next(),
+      };
     case 'flipped-byte':
       return { kind, trigger: trigger(prng, maxTasks, 1000, 1), positionFraction: prng.next(), bit: prng.int(0, 7) };
     case 'partition-delete':
-      return { kind, trigger: trigger(prng, maxTasks, 800, 1), pickFraction: prng.next(), duringFailover: prng.chance(0.5) };
+      return {
+        kind,
+        trigger: trigger(prng, maxTasks, 800, 1),
+        pickFraction: prng.next(),
+        duringFailover: prng.chance(0.5),
+      };
     case 'jobmasters-pause':
       return { kind, trigger: trigger(prng, maxTasks, 1000), extraMs: prng.int(0, 1000) };
     case 'poison-job':
       return { kind, trigger: trigger(prng, maxTasks, 1000), mode: prng.pick(POISON_MODES) };
     case 'damaged-job-dir': {
       const file: DamagedJobFile = prng.chance(0.5) ? 'status.json' : 'jobgraph.pb';
-      return { kind, trigger: trigger(prng, maxTasks, 1000), file, damage: prng.pick(JOB_FILE_DAMAGE[file]), garbageSeed: prng.int(1, 1_000_000) };
+      return {
+        kind,
+        trigger: trigger(prng, maxTasks, 1000),
+        file,
+        damage: prng.pick(JOB_FILE_DAMAGE[file]),
+        garbageSeed: prng.int(1, 1_000_000),
+      };
     }
     case 'forged-rpc':
-      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), taskManager: prng.int(1, tms), orderSeed: prng.int(1, 1_000_000) };
+      return {
+        kind,
+        trigger: trigger(prng, maxTasks, 1000, 1),
+        taskManager: prng.int(1, tms),
+        orderSeed: prng.int(1, 1_000_000),
+      };
     // Half the cuts end within heartbeat.timeout (3 s: nothing may be lost), half outlast it
     // (the leader may declare the TaskManager lost, like a kill).
     case 'tm-partition':
-      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), taskManager: prng.int(1, tms), durationMs: prng.chance(0.5) ? prng.int(300, 2_000) : prng.int(4_500, 9_000) };
+      return {
+        kind,
+        trigger: trigger(prng, maxTasks, 1000, 1),
+        taskManager: prng.int(1, tms),
+        durationMs: prng.chance(0.5) ? prng.int(300, 2_000) : prng.int(4_500, 9_000),
+      };
     // Below and beyond the etcd lease (3 s): the leader keeps or loses its leadership.
     case 'leader-partition':
       return { kind, trigger: trigger(prng, maxTasks, 1000, 1), durationMs: prng.int(1_000, 9_000) };
@@ -297,7 +394,12 @@ export function drawFault(prng: Prng, kind: FaultKind, shape: JobShape, first: b
       return { kind, trigger: trigger(prng, maxTasks, 1000, 1), member, ...(restart ? { restartAfterMs } : {}) };
     }
     case 'etcd-outage':
-      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), mode: prng.chance(0.5) ? 'stop' : 'kill', extraMs: prng.int(500, 3_000) };
+      return {
+        kind,
+        trigger: trigger(prng, maxTasks, 1000, 1),
+        mode: prng.chance(0.5) ? 'stop' : 'kill',
+        extraMs: prng.int(500, 3_000),
+      };
     case 'etcd-leader-partition':
       return { kind, trigger: trigger(prng, maxTasks, 1000, 1), durationMs: prng.int(1_500, 8_000) };
   }

@@ -27,18 +27,74 @@ export {
   type JobShape,
   type PlanOptions,
 } from './faults.js';
-export { JOB_NAMES, JOB_MODULES, isJobName, drawJobParams, jobShape, describeJob, expectedLines, checkOutput, countWords, diffSortedLines, type JobName, type JobParams, type OutputCheck } from './jobs.js';
+export {
+  JOB_NAMES,
+  JOB_MODULES,
+  isJobName,
+  drawJobParams,
+  jobShape,
+  describeJob,
+  expectedLines,
+  checkOutput,
+  countWords,
+  diffSortedLines,
+  type JobName,
+  type JobParams,
+  type OutputCheck,
+} from './jobs.js';
 export { expectedQ1Lines } from './q1-oracle.js';
 export { planRun, type RunPlan, type RunPlanOptions } from './plan.js';
-export { parseTaskEvents, accountTasks, subtaskKey, type TaskEvent, type Disruption, type RerunRecord, type TaskAccounting } from './task-log.js';
+export {
+  parseTaskEvents,
+  accountTasks,
+  finishedBefore,
+  subtaskKey,
+  type TaskEvent,
+  type Disruption,
+  type RerunRecord,
+  type TaskAccounting,
+} from './task-log.js';
 export { ChaosCluster, rebound, killAllSync, killLiveClusters, REPO_ROOT } from './cluster.js';
 export { JobMonitor, type Sample, type EpochChange } from './monitor.js';
-export { classifyRecovery, RECOVERY_CLASSES, type RecoveryClass } from './results.js';
-export { runOne, CHAOS_CONFIG, PAUSE_REGISTRATION_TIMEOUT_MS, type RunOptions, type RunResult, type FaultRecord, type RecoveryRecord, type Outcome } from './runner.js';
-export { parseChaosArgs, parseCrashPoint, replayCommand, commandLine, USAGE, DEFAULT_DEADLINE_MS, type ChaosOptions } from './options.js';
-export { summarize, tableRows, renderTable, summaryLines, renderMarkdown, TABLE_HEADER, type ChaosSummary } from './report.js';
+export { classifyRecovery, countFinishedAtFaults, RECOVERY_CLASSES, type RecoveryClass } from './results.js';
+export {
+  runOne,
+  CHAOS_CONFIG,
+  PAUSE_REGISTRATION_TIMEOUT_MS,
+  type RunOptions,
+  type RunResult,
+  type FaultRecord,
+  type RecoveryRecord,
+  type Outcome,
+} from './runner.js';
+export {
+  parseChaosArgs,
+  parseCrashPoint,
+  replayCommand,
+  commandLine,
+  USAGE,
+  DEFAULT_DEADLINE_MS,
+  type ChaosOptions,
+} from './options.js';
+export {
+  summarize,
+  tableRows,
+  renderTable,
+  summaryLines,
+  renderMarkdown,
+  TABLE_HEADER,
+  batchOutcome,
+  type BatchOutcome,
+  type BatchVerdict,
+  type ChaosSummary,
+} from './report.js';
 export { runChaos, type ChaosReport } from './chaos.js';
 export { ChaosError, ChaosUsageError } from './errors.js';
-export { NetworkCutter, partitionsUnavailableReason, cleanupPartitionsSync, sweepStalePartitions } from './partition.js';
+export {
+  NetworkCutter,
+  partitionsUnavailableReason,
+  cleanupPartitionsSync,
+  sweepStalePartitions,
+} from './partition.js';
 export { raftLeaderIndex } from './inject-network.js';
 export { etcdHaConfig } from './runner.js';

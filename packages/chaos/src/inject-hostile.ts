@@ -1,9 +1,25 @@
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { ClusterSecurity, Configuration, errorMessage, isTerminalJobState, sleep, type JobSummary__Output } from '@rebound/core';
+import {
+  ClusterSecurity,
+  Configuration,
+  errorMessage,
+  isTerminalJobState,
+  sleep,
+  type JobSummary__Output,
+} from '@rebound/core';
 import { HaPaths } from '@rebound/ha';
+import { REPO_ROOT } from './cluster.js';
 import type { FaultPlan, JobFileDamage } from './faults.js';
-import { FORGED_CALLS, forgeryProblem, sendForgedCall, type ForgedCallOutcome, type ForgeryContext } from './forgery.js';
+import {
+  FORGED_CALLS,
+  forgeryInjected,
+  forgeryProblem,
+  sendForgedCall,
+  type ForgedCall,
+  type ForgedCallOutcome,
+  type ForgeryContext,
+} from './forgery.js';
 import { finishedPartitions } from './observe.js';
 import { Prng } from './prng.js';
 import type { RunContext } from './run-context.js';
@@ -58,7 +74,11 @@ async function liveJobMasterPids(r: RunContext): Promise<{ id: string; pid: numb
 }
 
 /** A JobMaster alive at `since` that died or was replaced since, without the harness touching it. */
-async function jobMastersLost(r: RunContext, before: readonly { id: string; pid: number }[], since: number): Promise<string[]> {
+async function jobMastersLost(
+  r: RunContext,
+  before: readonly { id: string; pid: number }[],
+  since: number,
+): Promise<string[]> {
   const lost: string[] = [];
   for (const { id, pid } of before) {
     if (r.jmDisturbed.some((d) => d.id === id && d.at >= since)) continue;
@@ -76,16 +96,37 @@ export async function injectPoisonJob(r: RunContext, f: Of<'poison-job'>, h: Fau
   const known = new Set((await listJobs(r, 30_000)).map((j) => j.job_id));
   const at = Date.now();
   // A hanging module holds SubmitJob until the load timeout: the submission goes on meanwhile.
-  const submission = r.cluster.submitRaw(POISON_MODULE, ['--poison', f.mode, '--harmless-in-pid', String(process.pid), '--input', join(dir, 'in'), '--output', join(dir, 'out')]);
+  // Whatever its outcome: a poison job's submission may fail.
+  const submission = r.cluster
+    .rebound([
+      'submit',
+      join(REPO_ROOT, POISON_MODULE),
+      '--json',
+      '--detached',
+      '--',
+      '--poison',
+      f.mode,
+      '--harmless-in-pid',
+      String(process.pid),
+      '--input',
+      join(dir, 'in'),
+      '--output',
+      join(dir, 'out'),
+    ])
+    .catch((err: unknown) => ({ code: 1, stdout: '', stderr: err instanceof Error ? err.message : String(err) }));
   let jobId: string | undefined;
   const deadline = Date.now() + 60_000;
   while (!jobId && Date.now() < deadline) {
-    jobId = (await r.cluster.listJobs().catch(() => [] as JobSummary__Output[])).find((j) => j.name === POISON_JOB_NAME && !known.has(j.job_id))?.job_id;
+    jobId = (await r.cluster.listJobs().catch(() => [] as JobSummary__Output[])).find(
+      (j) => j.name === POISON_JOB_NAME && !known.has(j.job_id),
+    )?.job_id;
     if (!jobId) await sleep(100);
   }
   if (!jobId) {
     const cli = await submission;
-    h.note(`the poison job was never stored (submit exited ${cli.code}: ${(cli.stderr || cli.stdout).trim().split('\n')[0] ?? ''})`);
+    h.note(
+      `the poison job was never stored (submit exited ${cli.code}: ${(cli.stderr || cli.stdout).trim().split('\n')[0] ?? ''})`,
+    );
     return;
   }
   // Stored: a JobMaster is loading it now.
@@ -97,23 +138,34 @@ export async function injectPoisonJob(r: RunContext, f: Of<'poison-job'>, h: Fau
     let last: JobSummary__Output | undefined;
     const until = Date.now() + POISON_SETTLE_MS;
     while (Date.now() < until) {
-      last = (await r.cluster.listJobs().catch(() => [] as JobSummary__Output[])).find((j) => j.job_id === poisonId) ?? last;
+      last =
+        (await r.cluster.listJobs().catch(() => [] as JobSummary__Output[])).find((j) => j.job_id === poisonId) ?? last;
       if (last && isTerminalJobState(last.state)) break;
       await sleep(200);
     }
     const lost = await jobMastersLost(r, before, at);
-    if (lost.length > 0) r.problem('not-contained', `poison job ${poisonId} (${f.mode}): JobMaster(s) ${lost.join(', ')} died after it was submitted`);
+    if (lost.length > 0)
+      r.problem(
+        'not-contained',
+        `poison job ${poisonId} (${f.mode}): JobMaster(s) ${lost.join(', ')} died after it was submitted`,
+      );
     if (!last || !isTerminalJobState(last.state)) {
-      r.problem('not-contained', `poison job ${poisonId} (${f.mode}) did not end within ${POISON_SETTLE_MS} ms (last listed ${last?.state ?? 'never'})`);
+      r.problem(
+        'not-contained',
+        `poison job ${poisonId} (${f.mode}) did not end within ${POISON_SETTLE_MS} ms (last listed ${last?.state ?? 'never'})`,
+      );
       return;
     }
-    const status = await r.cluster.status(poisonId).catch(() => undefined);
+    const status = await r.cluster.jobStatus(poisonId).catch(() => undefined);
     const reason = status?.failure ?? '';
     const harnessKilledLoaders = r.jmDisturbed.some((d) => d.at >= at);
     if (last.state !== 'FAILED') {
       r.problem('not-contained', `poison job ${poisonId} (${f.mode}) ended ${last.state}, not FAILED`);
     } else if (!POISON_REASONS[f.mode].test(reason) && !(harnessKilledLoaders && GIVEN_UP.test(reason))) {
-      r.problem('not-contained', `poison job ${poisonId} (${f.mode}) FAILED without the load reason: ${JSON.stringify(reason.split('\n')[0] ?? '')}`);
+      r.problem(
+        'not-contained',
+        `poison job ${poisonId} (${f.mode}) FAILED without the load reason: ${JSON.stringify(reason.split('\n')[0] ?? '')}`,
+      );
     } else {
       h.note(`poison job FAILED: ${reason.split('\n')[0]}; submit exited ${cli.code}`);
     }
@@ -154,22 +206,36 @@ async function runSecondJob(r: RunContext, seed: number): Promise<{ jobId: strin
   const prng = new Prng(seed);
   const lines = Array.from({ length: 40 }, (_, i) => `second job line ${i} word${prng.int(0, 9)}`);
   await writeFile(join(dir, 'in', 'part-000.txt'), `${lines.join('\n')}\n`);
-  const jobId = await r.cluster.submit('examples/wordcount.ts', ['--input', join(dir, 'in'), '--output', join(dir, 'out')]);
+  const { jobId } = await r.cluster.submit('examples/wordcount.ts', [
+    '--input',
+    join(dir, 'in'),
+    '--output',
+    join(dir, 'out'),
+  ]);
   const deadline = Date.now() + SECOND_JOB_MS;
   for (;;) {
-    const s = await r.cluster.status(jobId).catch(() => undefined);
+    const s = await r.cluster.jobStatus(jobId).catch(() => undefined);
     if (s && isTerminalJobState(s.state)) return { jobId, state: s.state, failure: s.failure };
     if (Date.now() > deadline) return { jobId, state: s?.state ?? 'unknown', failure: '' };
     await sleep(200);
   }
 }
 
-export async function injectDamagedJobDir(r: RunContext, f: Of<'damaged-job-dir'>, baseline: number, h: FaultHooks): Promise<void> {
+export async function injectDamagedJobDir(
+  r: RunContext,
+  f: Of<'damaged-job-dir'>,
+  baseline: number,
+  h: FaultHooks,
+): Promise<void> {
   const second = runSecondJob(r, f.garbageSeed).catch((err: unknown) => new Error(errorMessage(err)));
   const triggered = await r.awaitTrigger(baseline, f.trigger);
   const s = await second;
   if (s instanceof Error) return h.note(`the second job could not be submitted: ${s.message}`);
-  if (s.state === 'FAILED') r.problem('lost', `the second job ${s.jobId} (a small word count next to the main job) FAILED: ${s.failure.split('\n')[0]}`);
+  if (s.state === 'FAILED')
+    r.problem(
+      'lost',
+      `the second job ${s.jobId} (a small word count next to the main job) FAILED: ${s.failure.split('\n')[0]}`,
+    );
   if (s.state !== 'FINISHED') return h.note(`the second job ${s.jobId} did not finish (${s.state}): nothing damaged`);
   if (!triggered || r.monitor.terminal) return h.note('the job ended before the trigger (the second job finished)');
 
@@ -194,13 +260,28 @@ export async function injectDamagedJobDir(r: RunContext, f: Of<'damaged-job-dir'
     }
     const listed = jobs.find((j) => j.job_id === s.jobId);
     if (!listed) r.problem('not-contained', `the damaged job ${s.jobId} (${f.file}: ${f.damage}) is not listed`);
-    else if (listed.state !== 'DAMAGED') r.problem('not-contained', `the damaged job ${s.jobId} (${f.file}: ${f.damage}) is listed ${listed.state}, not DAMAGED`);
-    else if (!DAMAGE_ERRORS[f.file].test(listed.error)) r.problem('not-contained', `the damaged job ${s.jobId} is DAMAGED without naming ${f.file}: ${JSON.stringify(listed.error)}`);
-    if (!jobs.some((j) => j.job_id === r.jobId)) r.problem('not-contained', `with ${s.jobId} damaged, the main job ${r.jobId} is not listed`);
+    else if (listed.state !== 'DAMAGED')
+      r.problem(
+        'not-contained',
+        `the damaged job ${s.jobId} (${f.file}: ${f.damage}) is listed ${listed.state}, not DAMAGED`,
+      );
+    else if (!DAMAGE_ERRORS[f.file].test(listed.error))
+      r.problem(
+        'not-contained',
+        `the damaged job ${s.jobId} is DAMAGED without naming ${f.file}: ${JSON.stringify(listed.error)}`,
+      );
+    if (!jobs.some((j) => j.job_id === r.jobId))
+      r.problem('not-contained', `with ${s.jobId} damaged, the main job ${r.jobId} is not listed`);
     // Whether a damaged job finished is unknown to the new leader: it must not run it again.
     for (const p of (await r.cluster.processes()).filter((x) => x.role === 'taskmanager')) {
-      const rerun = parseTaskEvents(await r.cluster.log(p.id), p.id).filter((e) => e.jobId === s.jobId && e.event === 'task.deploy' && e.time > damagedAt);
-      if (rerun.length > 0) r.problem('not-contained', `the damaged job ${s.jobId} was run again: ${rerun.length} task(s) deployed on ${p.id} after the damage`);
+      const rerun = parseTaskEvents(await r.cluster.log(p.id), p.id).filter(
+        (e) => e.jobId === s.jobId && e.event === 'task.deploy' && e.time > damagedAt,
+      );
+      if (rerun.length > 0)
+        r.problem(
+          'not-contained',
+          `the damaged job ${s.jobId} was run again: ${rerun.length} task(s) deployed on ${p.id} after the damage`,
+        );
     }
   });
 }
@@ -218,7 +299,9 @@ async function runningExecution(r: RunContext, tmId: string): Promise<ForgeryCon
 async function wrongSecurity(r: RunContext, seed: number): Promise<ClusterSecurity> {
   const file = join(r.workdir, 'wrong-secret');
   const prng = new Prng(seed);
-  await writeFile(file, `${Array.from({ length: 64 }, () => prng.int(0, 15).toString(16)).join('')}\n`, { mode: 0o600 });
+  await writeFile(file, `${Array.from({ length: 64 }, () => prng.int(0, 15).toString(16)).join('')}\n`, {
+    mode: 0o600,
+  });
   await chmod(file, 0o600);
   return ClusterSecurity.of(Configuration.of({ 'security.auth.token-file': file }));
 }
@@ -235,8 +318,20 @@ export async function injectForgedRpc(r: RunContext, f: Of<'forged-rpc'>, h: Fau
     tm = alive[0];
   }
   if (!tm) return h.note('no live TaskManager to forge calls to');
-  const partition = (await finishedPartitions(r)).find((p) => p.taskManagerId === tm.id);
-  const running = await runningExecution(r, tm.id);
+  let running = await runningExecution(r, tm.id);
+  if (!running) {
+    // Calls at a made-up execution prove nothing: aim at a live TaskManager that runs a task of the job.
+    for (const p of tms) {
+      if (p.id === tm.id || !(await r.cluster.isAlive(p.id))) continue;
+      running = await runningExecution(r, p.id);
+      if (running) {
+        tm = p;
+        break;
+      }
+    }
+  }
+  const target = tm;
+  const partition = (await finishedPartitions(r)).find((p) => p.taskManagerId === target.id);
   const ctx: ForgeryContext = {
     jobId: r.jobId,
     leaderAddress: jm.address,
@@ -244,12 +339,23 @@ export async function injectForgedRpc(r: RunContext, f: Of<'forged-rpc'>, h: Fau
     taskManagerId: tm.id,
     taskManagerAddress: tm.address,
     running: running ?? { job_id: r.jobId, vertex_id: 'forged-vertex', subtask: 0, attempt: 0 },
+    runningFound: running !== undefined,
     partition: partition
-      ? { job_id: r.jobId, vertex_id: partition.vertexId, subtask: partition.subtask, attempt: partition.attempt, epoch: partition.epoch }
+      ? {
+          job_id: r.jobId,
+          vertex_id: partition.vertexId,
+          subtask: partition.subtask,
+          attempt: partition.attempt,
+          epoch: partition.epoch,
+        }
       : { job_id: r.jobId, vertex_id: 'forged-vertex', subtask: 0, attempt: 0, epoch: leader.epoch },
     partitionFound: partition !== undefined,
   };
-  const credentials = { none: ClusterSecurity.none(), wrong: await wrongSecurity(r, f.orderSeed), cluster: r.cluster.security() };
+  const credentials = {
+    none: ClusterSecurity.none(),
+    wrong: await wrongSecurity(r, f.orderSeed),
+    cluster: r.cluster.security(),
+  };
   // The order is drawn: a forged call must be refused whatever came before it.
   const prng = new Prng(f.orderSeed);
   const calls = FORGED_CALLS.filter((c) => !c.needsPartition || ctx.partitionFound);
@@ -261,16 +367,18 @@ export async function injectForgedRpc(r: RunContext, f: Of<'forged-rpc'>, h: Fau
   const label = `forged-rpc: ${calls.length} forged calls to ${jm.id} (epoch ${leader.epoch}) and ${tm.id}`;
   await r.disrupt(label, at);
   r.forgeries.push({ at, label, leaderEpoch: leader.epoch });
-  const outcomes: ForgedCallOutcome[] = [];
+  const sent: { call: ForgedCall; outcome: ForgedCallOutcome }[] = [];
   for (const call of calls) {
     const o = await sendForgedCall(call, ctx, credentials[call.credentials]);
-    outcomes.push(o);
+    sent.push({ call, outcome: o });
     const problem = forgeryProblem(call, o);
     if (problem) r.problem('forgery-accepted', problem);
     if (o.outcome === 'unreachable') h.note(`${call.name}: target unreachable (${o.message.split('\n')[0]})`);
   }
+  const outcomes = sent.map((x) => x.outcome);
   const reached = outcomes.filter((o) => o.outcome !== 'unreachable').length;
-  if (reached > 0) h.mark(at);
+  if (forgeryInjected(sent, ctx)) h.mark(at);
+  else h.note('not injected: no forged call reached a running task of the job');
   h.note(
     `${reached} of ${calls.length} forged calls reached ${jm.id}/${tm.id} (running task ${running ? `${running.vertex_id}#${running.subtask}` : 'none found'}, ` +
       `partition ${partition?.name ?? 'none found'}); ${outcomes.filter((o) => o.outcome === 'refused').length} refused`,
@@ -291,10 +399,11 @@ export async function poisonedFences(r: RunContext, since: number): Promise<stri
         continue;
       }
       if ((o.time ?? 0) < since || (o.highestEpoch ?? 0) <= realMax) continue;
-      found.push(`${p.id} holds epoch ${o.highestEpoch} (no leader had it; the highest was ${realMax}) and refused ${o.method} of epoch ${o.epoch}`);
+      found.push(
+        `${p.id} holds epoch ${o.highestEpoch} (no leader had it; the highest was ${realMax}) and refused ${o.method} of epoch ${o.epoch}`,
+      );
       break;
     }
   }
   return found;
 }
-

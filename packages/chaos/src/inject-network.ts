@@ -35,15 +35,30 @@ function parseLines(text: string): LogLine[] {
  * Only JobMasters of epoch `minEpoch` or newer count: a cut-off old leader that dropped
  * everybody was replaced, and what it decided binds nobody.
  */
-export async function lostByHeartbeat(r: RunContext, tms: readonly string[], from: number, to: number, minEpoch: number): Promise<Set<string>> {
+export async function lostByHeartbeat(
+  r: RunContext,
+  tms: readonly string[],
+  from: number,
+  to: number,
+  minEpoch: number,
+): Promise<Set<string>> {
   const until = to + HEARTBEAT_TIMEOUT_MS + parseDuration(CHAOS_CONFIG['rpc.timeout']!, 'rpc.timeout') + 2_000;
   const inWindow = (l: LogLine): boolean => l.time >= from && l.time <= until;
   const lost = new Set<string>();
-  const jmLines = (await Promise.all((await r.cluster.jobMasterIds()).map(async (id) => parseLines(await r.cluster.log(id))))).flat();
+  const jmLines = (
+    await Promise.all((await r.cluster.jobMasterIds()).map(async (id) => parseLines(await r.cluster.log(id))))
+  ).flat();
   for (const tm of tms) {
-    const tmTimedOut = parseLines(await r.cluster.log(tm)).some((l) => inWindow(l) && l.msg === 'lost the JobMaster' && /^no heartbeat answer/.test(l.reason ?? ''));
+    const tmTimedOut = parseLines(await r.cluster.log(tm)).some(
+      (l) => inWindow(l) && l.msg === 'lost the JobMaster' && /^no heartbeat answer/.test(l.reason ?? ''),
+    );
     const dropped = jmLines.some(
-      (l) => inWindow(l) && l.msg === 'TaskManager lost' && l.taskManagerId === tm && (l.epoch ?? 0) >= minEpoch && (/^no heartbeat/.test(l.reason ?? '') || (l.reason === 'registered again' && tmTimedOut)),
+      (l) =>
+        inWindow(l) &&
+        l.msg === 'TaskManager lost' &&
+        l.taskManagerId === tm &&
+        (l.epoch ?? 0) >= minEpoch &&
+        (/^no heartbeat/.test(l.reason ?? '') || (l.reason === 'registered again' && tmTimedOut)),
     );
     if (dropped) lost.add(tm);
   }
@@ -51,16 +66,29 @@ export async function lostByHeartbeat(r: RunContext, tms: readonly string[], fro
 }
 
 /** After the job: marks the cut's disruption with the TaskManagers a heartbeat timeout cost their registration. */
-function judgeCutAfterJob(r: RunContext, d: Disruption, tms: readonly string[], from: number, to: number, minEpoch: number, note: (s: string) => void): void {
+function judgeCutAfterJob(
+  r: RunContext,
+  d: Disruption,
+  tms: readonly string[],
+  from: number,
+  to: number,
+  minEpoch: number,
+  note: (s: string) => void,
+): void {
   r.checkAfterJob(`judging "${d.label}"`, async () => {
     const lost = await lostByHeartbeat(r, tms, from, to, minEpoch);
     if (lost.size === 0) return;
     r.amend(d, { ...d, lostOn: lost });
-    note(`a heartbeat timeout during the cut made the leader drop ${[...lost].join(', ')}: reruns of what finished there are excused`);
+    note(
+      `a heartbeat timeout during the cut made the leader drop ${[...lost].join(', ')}: reruns of what finished there are excused`,
+    );
   });
 }
 
-type NetworkFault = Extract<FaultPlan, { kind: 'tm-partition' | 'leader-partition' | 'etcd-member-kill' | 'etcd-outage' | 'etcd-leader-partition' }>;
+type NetworkFault = Extract<
+  FaultPlan,
+  { kind: 'tm-partition' | 'leader-partition' | 'etcd-member-kill' | 'etcd-outage' | 'etcd-leader-partition' }
+>;
 
 interface Hooks {
   note(s: string): void;
@@ -73,13 +101,21 @@ export async function raftLeaderIndex(etcd: EtcdCluster): Promise<number | undef
   for (const m of members) {
     if (m.pid === undefined) continue;
     try {
-      const res = await fetch(`${m.clientUrl}/v3/maintenance/status`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2_000) });
+      const res = await fetch(`${m.clientUrl}/v3/maintenance/status`, {
+        method: 'POST',
+        body: '{}',
+        signal: AbortSignal.timeout(2_000),
+      });
       const body = (await res.json()) as { header?: { member_id?: string }; leader?: string };
       if (!body.leader || body.leader === '0') continue;
       // Each member answers with its own id in the header: find the one whose id is the leader's.
       for (const other of members) {
         if (other.pid === undefined) continue;
-        const r2 = await fetch(`${other.clientUrl}/v3/maintenance/status`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2_000) });
+        const r2 = await fetch(`${other.clientUrl}/v3/maintenance/status`, {
+          method: 'POST',
+          body: '{}',
+          signal: AbortSignal.timeout(2_000),
+        });
         const b2 = (await r2.json()) as { header?: { member_id?: string } };
         if (b2.header?.member_id === body.leader) return members.indexOf(other);
       }
@@ -95,12 +131,15 @@ async function disturbJobMasters(r: RunContext, at: number): Promise<void> {
   for (const id of await r.aliveJobMasters()) r.jmDisturbed.push({ id, at });
 }
 
-/** Lines of a daemon's log whose `msg` matches and whose time is at or after `since`. */
-async function logSince(r: RunContext, id: string, msg: RegExp, since: number): Promise<string[]> {
-  return (await r.cluster.log(id)).split('\n').filter((l) => {
-    if (!msg.test(l)) return false;
+/**
+ * Whether a JobMaster's election gave up leadership `epoch`, at any time: a lease that was already
+ * failing may run out a moment before the outage starts, and that revocation counts as well.
+ */
+async function revokedEpoch(r: RunContext, id: string, epoch: number): Promise<boolean> {
+  return (await r.cluster.log(id)).split('\n').some((l) => {
+    if (!l.includes('"msg":"leadership revoked')) return false;
     try {
-      return Number((JSON.parse(l) as { time?: number }).time ?? 0) >= since;
+      return (JSON.parse(l) as { epoch?: number }).epoch === epoch;
     } catch {
       return false;
     }
@@ -120,7 +159,11 @@ export async function injectNetworkFault(r: RunContext, f: NetworkFault, { note,
       if (!(await r.cluster.isAlive(tm))) return note(`${tm} was not running`);
       const p = await r.cluster.process(tm);
       const leaderEpoch = (await r.cluster.leader())?.epoch ?? 0;
-      if (!net.isInCgroup(p.pid, tm)) return r.problem('harness-error', `${tm} (pid ${p.pid}) is not in its cgroup ${net.root}/${tm}: a cut would not reach it`);
+      if (!net.isInCgroup(p.pid, tm))
+        return r.problem(
+          'harness-error',
+          `${tm} (pid ${p.pid}) is not in its cgroup ${net.root}/${tm}: a cut would not reach it`,
+        );
       net.cut(tm);
       const at = Date.now();
       mark(at);
@@ -141,7 +184,11 @@ export async function injectNetworkFault(r: RunContext, f: NetworkFault, { note,
       if (!leader || !(await r.cluster.isAlive(leader.jobmasterId))) return note('no live leader to cut off');
       const id = leader.jobmasterId;
       const p = await r.cluster.process(id);
-      if (!net.isInCgroup(p.pid, id)) return r.problem('harness-error', `${id} (pid ${p.pid}) is not in its cgroup ${net.root}/${id}: a cut would not reach it`);
+      if (!net.isInCgroup(p.pid, id))
+        return r.problem(
+          'harness-error',
+          `${id} (pid ${p.pid}) is not in its cgroup ${net.root}/${id}: a cut would not reach it`,
+        );
       net.cut(id);
       const at = Date.now();
       mark(at);
@@ -155,7 +202,9 @@ export async function injectNetworkFault(r: RunContext, f: NetworkFault, { note,
       const healedAt = Date.now();
       const replaced = during !== undefined && during.epoch > leader.epoch;
       if (replaced) r.fencingChecks.push({ epoch: leader.epoch, resumedAt: healedAt, id });
-      note(`${id} cut off for ${healedAt - at} ms; ${replaced ? `${during.jobmasterId} led at epoch ${during.epoch} when it was healed` : 'no newer leader when it was healed'}`);
+      note(
+        `${id} cut off for ${healedAt - at} ms; ${replaced ? `${during.jobmasterId} led at epoch ${during.epoch} when it was healed` : 'no newer leader when it was healed'}`,
+      );
       const tms = (await r.cluster.processes()).filter((p) => p.role === 'taskmanager').map((p) => p.id);
       judgeCutAfterJob(r, d, tms, at, healedAt, replaced ? during.epoch : leader.epoch, note);
       await r.awaitRecovery(leader.epoch - 1);
@@ -172,7 +221,9 @@ export async function injectNetworkFault(r: RunContext, f: NetworkFault, { note,
       mark(at);
       await disturbJobMasters(r, at);
       await r.disrupt(`etcd-member-kill: SIGKILL etcd member m${victim} (Raft ${f.member})`, at);
-      note(`killed etcd member m${victim} (Raft ${f.member})${f.restartAfterMs === undefined ? '; not restarted' : `; restarting it after ${f.restartAfterMs} ms`}`);
+      note(
+        `killed etcd member m${victim} (Raft ${f.member})${f.restartAfterMs === undefined ? '; not restarted' : `; restarting it after ${f.restartAfterMs} ms`}`,
+      );
       if (f.restartAfterMs !== undefined) {
         const after = f.restartAfterMs;
         r.background(`restarting etcd member m${victim}`, async () => {
@@ -196,12 +247,17 @@ export async function injectNetworkFault(r: RunContext, f: NetworkFault, { note,
       await r.disrupt(`etcd-outage: every etcd member ${f.mode === 'stop' ? 'SIGSTOPped' : 'SIGKILLed'}`, at);
       await sleep(r.leaseMs + 1_000 + f.extraMs);
       // The leader cannot have kept its leadership through an outage longer than its lease.
-      const revoked = leader ? await logSince(r, leader.jobmasterId, /"msg":"leadership revoked"/, at) : [];
+      const revoked = leader ? await revokedEpoch(r, leader.jobmasterId, leader.epoch) : false;
       if (f.mode === 'stop') for (let i = 0; i < n; i++) etcd.signalMember(i, 'SIGCONT');
       else await Promise.all(Array.from({ length: n }, (_, i) => etcd.startMember(i)));
-      note(`etcd unavailable for ${Date.now() - at} ms (${f.mode})${leader ? `; ${leader.jobmasterId} ${revoked.length > 0 ? 'gave up its leadership' : 'did NOT give up its leadership'}` : ''}`);
-      if (leader && revoked.length === 0 && (await r.cluster.isAlive(leader.jobmasterId))) {
-        r.problem('not-fenced', `${leader.jobmasterId} (epoch ${leader.epoch}) kept its leadership through an etcd outage of ${r.leaseMs + 1_000 + f.extraMs} ms, longer than its ${r.leaseMs} ms lease`);
+      note(
+        `etcd unavailable for ${Date.now() - at} ms (${f.mode})${leader ? `; ${leader.jobmasterId} ${revoked ? 'gave up its leadership' : 'did NOT give up its leadership'}` : ''}`,
+      );
+      if (leader && !revoked && (await r.cluster.isAlive(leader.jobmasterId))) {
+        r.problem(
+          'not-fenced',
+          `${leader.jobmasterId} (epoch ${leader.epoch}) kept its leadership through an etcd outage of ${r.leaseMs + 1_000 + f.extraMs} ms, longer than its ${r.leaseMs} ms lease`,
+        );
       }
       if (leader) await r.awaitRecovery(leader.epoch);
       return;
@@ -215,7 +271,11 @@ export async function injectNetworkFault(r: RunContext, f: NetworkFault, { note,
       const target = `etcd-m${idx}`;
       const pid = etcd.members[idx]!.pid;
       // The wrapper script execs etcd: the member's pid is the one that joined the cgroup.
-      if (pid === undefined || !net.isInCgroup(pid, target)) return r.problem('harness-error', `etcd member m${idx} (pid ${pid}) is not in its cgroup ${net.root}/${target}`);
+      if (pid === undefined || !net.isInCgroup(pid, target))
+        return r.problem(
+          'harness-error',
+          `etcd member m${idx} (pid ${pid}) is not in its cgroup ${net.root}/${target}`,
+        );
       net.cut(target);
       const at = Date.now();
       mark(at);

@@ -2,7 +2,7 @@ import { open, rm, stat, truncate } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage, sleep } from '@rebound/core';
 import { dumpJobEvents } from '@rebound/event-store';
-import { HEARTBEAT_TIMEOUT_MS, PAUSE_REGISTRATION_TIMEOUT_MS } from './config.js';
+import { HEARTBEAT_TIMEOUT_MS, PAUSE_REGISTRATION_TIMEOUT_MS, START_TIMEOUT_MS } from './config.js';
 import { NO_CRASH_POINTS, type FaultPlan } from './faults.js';
 import type { FaultRecord } from './results.js';
 import { finishedInDump, type RunContext } from './run-context.js';
@@ -24,12 +24,15 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
   const mark = (at: number): void => {
     rec.injected = true;
     rec.atMs = at - r.submittedAt;
-    rec.finishedTasksAtFault = r.monitor?.finishedTasks() ?? 0;
   };
   if (f.kind === 'crash-point') {
     // Armed from the start in jm-1; wait for it to die (or the job to end without it).
     const jm1 = await r.cluster.process('jm-1');
-    const died = await waitUntil(async () => !(await r.cluster.isAlive('jm-1')), () => r.monitor.terminal !== undefined, r.opts.deadlineMs);
+    const died = await waitUntil(
+      async () => !(await r.cluster.isAlive('jm-1')),
+      () => r.monitor.terminal !== undefined,
+      r.opts.deadlineMs,
+    );
     if (!died) {
       note('the crash point was not reached before the job ended');
       return;
@@ -78,7 +81,9 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
       if (!standby) return note('no standby left');
       const died = await waitUntil(
         async () => !(await r.cluster.isAlive(standby)),
-        () => r.monitor.terminal !== undefined || r.monitor.samples.some((s) => s.t > k.at && s.state === 'RUNNING' && (s.epoch ?? 0) > k.epoch),
+        () =>
+          r.monitor.terminal !== undefined ||
+          r.monitor.samples.some((s) => s.t > k.at && s.state === 'RUNNING' && (s.epoch ?? 0) > k.epoch),
         60_000,
       );
       // Dead, and at its crash point: a standby that died otherwise is no double failure in RECONCILING.
@@ -153,7 +158,9 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
       await r.cluster.signal(leader.jobmasterId, 'SIGCONT');
       const resumedAt = Date.now();
       r.fencingChecks.push({ epoch: leader.epoch, resumedAt, id: leader.jobmasterId });
-      note(`${leader.jobmasterId} resumed ${resumedAt - at} ms after it was stopped${recovered ? '' : ' (no new leader ran the job meanwhile)'}`);
+      note(
+        `${leader.jobmasterId} resumed ${resumedAt - at} ms after it was stopped${recovered ? '' : ' (no new leader ran the job meanwhile)'}`,
+      );
       return;
     }
     case 'torn-tail':
@@ -190,7 +197,9 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
               await fh.close();
             }
           }
-          note(`${name}: ${f.mode === 'truncate' ? 'truncated' : 'zero-filled'} from offset ${cut} of ${size} (last record at ${lastOffset})`);
+          note(
+            `${name}: ${f.mode === 'truncate' ? 'truncated' : 'zero-filled'} from offset ${cut} of ${size} (last record at ${lastOffset})`,
+          );
         } else {
           const pos = Math.min(size - 1, Math.floor(f.positionFraction * size));
           const fh = await open(file, 'r+');
@@ -218,7 +227,7 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
       }
       // One JobMaster first (it replays the damaged log), then the others as standbys.
       try {
-        await r.cluster.startJobMaster(k.id, NO_CRASH_POINTS);
+        await r.cluster.startJobMaster({ id: k.id, config: NO_CRASH_POINTS, timeoutMs: START_TIMEOUT_MS });
       } catch (err) {
         r.problem('harness-error', `restarting ${k.id}: ${errorMessage(err)}`);
       }
@@ -238,7 +247,10 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
         await r.stopJobMasters(standbys);
         k = await r.killLeader('partition-delete (leader down)');
       }
-      const existed = await stat(join(victim.dir, 'data')).then(() => true, () => false);
+      const existed = await stat(join(victim.dir, 'data')).then(
+        () => true,
+        () => false,
+      );
       await rm(join(victim.dir, 'data'), { force: true });
       const at = k?.at ?? Date.now();
       if (existed) mark(at);
@@ -248,7 +260,9 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
         // The leader's disruption gets the deleted partition.
         r.amend(k.disruption, { ...k.disruption, destroyedPartitions: destroyed });
       } else {
-        await r.disrupt(`partition-delete: ${victim.taskManagerId}:${victim.name}`, at, { destroyedPartitions: destroyed });
+        await r.disrupt(`partition-delete: ${victim.taskManagerId}:${victim.name}`, at, {
+          destroyedPartitions: destroyed,
+        });
       }
       note(`deleted ${victim.taskManagerId}:${victim.name}/data${k ? ` while no leader ran (killed ${k.id})` : ''}`);
       if (k) {
@@ -270,12 +284,17 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
       const released = new Set<string>();
       for (const p of await r.cluster.processes()) {
         if (p.role !== 'taskmanager') continue;
-        const events = (await r.cluster.log(p.id)).split('\n').filter((l) => l.includes('no leader took the retained partitions in time'));
-        if (events.some((l) => l.includes(r.jobId) && Number((JSON.parse(l) as { time?: number }).time ?? 0) >= at)) released.add(p.id);
+        const events = (await r.cluster.log(p.id))
+          .split('\n')
+          .filter((l) => l.includes('no leader took the retained partitions in time'));
+        if (events.some((l) => l.includes(r.jobId) && Number((JSON.parse(l) as { time?: number }).time ?? 0) >= at))
+          released.add(p.id);
       }
       r.amend(d, { ...d, releasedOn: released });
       await r.contJobMasters(alive);
-      note(`all JobMasters stopped for ${Date.now() - at} ms; retained partitions released on ${released.size > 0 ? [...released].join(', ') : 'no TaskManager'}`);
+      note(
+        `all JobMasters stopped for ${Date.now() - at} ms; retained partitions released on ${released.size > 0 ? [...released].join(', ') : 'no TaskManager'}`,
+      );
       if (leader) await r.awaitRecovery(leader.epoch - 1);
       return;
     }

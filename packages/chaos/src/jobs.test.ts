@@ -13,9 +13,15 @@ describe('chaos jobs', () => {
     if (p.job !== 'wordcount') throw new Error('unexpected job');
     const texts = Array.from({ length: p.files }, (_, f) => wordcountFileText(p, f));
     const viaExample = new Map<string, number>();
-    for (const t of texts) for (const line of t.split('\n')) for (const w of wordsOf(line)) viaExample.set(w, (viaExample.get(w) ?? 0) + 1);
+    for (const t of texts)
+      for (const line of t.split('\n')) for (const w of wordsOf(line)) viaExample.set(w, (viaExample.get(w) ?? 0) + 1);
     expect(countWords(texts)).toEqual(viaExample);
-    expect(countWords(['Café, CAFÉ!café x1'])).toEqual(new Map([['café', 3], ['x1', 1]]));
+    expect(countWords(['Café, CAFÉ!café x1'])).toEqual(
+      new Map([
+        ['café', 3],
+        ['x1', 1],
+      ]),
+    );
   });
 
   it('computes TPC-H Q1 from its definition to what the example job folds, without its code', () => {
@@ -60,7 +66,9 @@ describe('chaos jobs', () => {
       await writeFile(join(dir, '_SUCCESS'), '');
       expect((await checkOutput(dir, ['a', 'b'], 2)).problems).toEqual([]);
       await mkdir(join(dir, '.rebound-tmp'));
-      expect((await checkOutput(dir, ['a', 'b'], 2)).problems).toEqual(['temporary sink files left in .rebound-tmp after the commit']);
+      expect((await checkOutput(dir, ['a', 'b'], 2)).problems).toEqual([
+        'temporary sink files left in .rebound-tmp after the commit',
+      ]);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

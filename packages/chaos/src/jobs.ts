@@ -14,8 +14,21 @@ export function isJobName(name: string): name is JobName {
 
 /** The job of a run and its input, drawn from the run's seed. */
 export type JobParams =
-  | { readonly job: 'wordcount'; readonly files: number; readonly linesPerFile: readonly number[]; readonly lineDelayMs: number; readonly textSeed: number }
-  | { readonly job: 'aggregation'; readonly rows: number; readonly splitSize: number; readonly batchSize: number; readonly batchDelayMs: number; readonly dataSeed: number }
+  | {
+      readonly job: 'wordcount';
+      readonly files: number;
+      readonly linesPerFile: readonly number[];
+      readonly lineDelayMs: number;
+      readonly textSeed: number;
+    }
+  | {
+      readonly job: 'aggregation';
+      readonly rows: number;
+      readonly splitSize: number;
+      readonly batchSize: number;
+      readonly batchDelayMs: number;
+      readonly dataSeed: number;
+    }
   | {
       readonly job: 'join';
       readonly orders: number;
@@ -52,7 +65,14 @@ export function drawJobParams(prng: Prng, job: JobName): JobParams {
     case 'aggregation': {
       const splits = prng.int(8, 12);
       const splitSize = prng.int(15, 30) * 100;
-      return { job, rows: splits * splitSize - prng.int(0, splitSize - 1), splitSize, batchSize: 50, batchDelayMs: 50, dataSeed: prng.int(1, 1_000_000) };
+      return {
+        job,
+        rows: splits * splitSize - prng.int(0, splitSize - 1),
+        splitSize,
+        batchSize: 50,
+        batchDelayMs: 50,
+        dataSeed: prng.int(1, 1_000_000),
+      };
     }
     case 'join': {
       const splitSize = prng.int(10, 20) * 100;
@@ -94,9 +114,43 @@ export function describeJob(p: JobParams): string {
 
 // Words of several scripts and capitalizations: a lower-casing or tokenizing slip shows up as a diff.
 const VOCABULARY = [
-  'the', 'The', 'THE', 'rebound', 'Rebound', 'flink', 'batch', 'job', 'master', 'task', 'manager', 'partition',
-  'recovery', 'epoch', 'leader', 'shuffle', 'split', 'source', 'sink', 'chaos', 'seed', 'fault',
-  'café', 'CAFÉ', 'naïve', 'über', 'straße', 'λόγος', 'Λόγος', 'мир', 'Мир', '数据', '漢字', '42', '2024', 'x1', 'A1b2',
+  'the',
+  'The',
+  'THE',
+  'rebound',
+  'Rebound',
+  'flink',
+  'batch',
+  'job',
+  'master',
+  'task',
+  'manager',
+  'partition',
+  'recovery',
+  'epoch',
+  'leader',
+  'shuffle',
+  'split',
+  'source',
+  'sink',
+  'chaos',
+  'seed',
+  'fault',
+  'café',
+  'CAFÉ',
+  'naïve',
+  'über',
+  'straße',
+  'λόγος',
+  'Λόγος',
+  'мир',
+  'Мир',
+  '数据',
+  '漢字',
+  '42',
+  '2024',
+  'x1',
+  'A1b2',
 ];
 const SEPARATORS = [' ', ' ', ' ', '  ', '\t', ', ', '. ', '; ', ' - ', '!', '?', ' (', ') ', '"', '/', '…'];
 
@@ -127,11 +181,36 @@ export function jobArgs(p: JobParams, inputDir: string, outputDir: string): stri
     case 'wordcount':
       return ['--input', inputDir, '--output', outputDir, '--record-delay-ms', String(p.lineDelayMs)];
     case 'aggregation':
-      return ['--rows', String(p.rows), '--output', outputDir, '--seed', String(p.dataSeed), '--split-size', String(p.splitSize), '--batch-size', String(p.batchSize), '--batch-delay-ms', String(p.batchDelayMs)];
+      return [
+        '--rows',
+        String(p.rows),
+        '--output',
+        outputDir,
+        '--seed',
+        String(p.dataSeed),
+        '--split-size',
+        String(p.splitSize),
+        '--batch-size',
+        String(p.batchSize),
+        '--batch-delay-ms',
+        String(p.batchDelayMs),
+      ];
     case 'join':
       return [
-        '--orders', String(p.orders), '--customers', String(p.customers), '--output', outputDir, '--seed', String(p.dataSeed),
-        '--split-size', String(p.splitSize), '--batch-size', String(p.batchSize), '--batch-delay-ms', String(p.batchDelayMs),
+        '--orders',
+        String(p.orders),
+        '--customers',
+        String(p.customers),
+        '--output',
+        outputDir,
+        '--seed',
+        String(p.dataSeed),
+        '--split-size',
+        String(p.splitSize),
+        '--batch-size',
+        String(p.batchSize),
+        '--batch-delay-ms',
+        String(p.batchDelayMs),
       ];
   }
 }
@@ -193,13 +272,21 @@ export interface OutputCheck {
  * Compares a committed output directory with the expected lines: same lines, each exactly as
  * often; one `part-NNNNN` file per sink subtask and nothing else; `_SUCCESS` present.
  */
-export async function checkOutput(outputDir: string, expected: readonly string[], sinkParallelism: number | undefined): Promise<OutputCheck> {
+export async function checkOutput(
+  outputDir: string,
+  expected: readonly string[],
+  sinkParallelism: number | undefined,
+): Promise<OutputCheck> {
   const problems: string[] = [];
   let names: string[];
   try {
     names = await readdir(outputDir);
   } catch (err) {
-    return { problems: [`output directory ${outputDir} is missing (${(err as NodeJS.ErrnoException).code ?? String(err)})`], lines: 0, partFiles: [] };
+    return {
+      problems: [`output directory ${outputDir} is missing (${(err as NodeJS.ErrnoException).code ?? String(err)})`],
+      lines: 0,
+      partFiles: [],
+    };
   }
   const parts = names.filter((n) => n.startsWith('part-')).sort();
   if (!names.includes('_SUCCESS')) problems.push('no _SUCCESS file in the output directory');
@@ -207,10 +294,14 @@ export async function checkOutput(outputDir: string, expected: readonly string[]
     const want = Array.from({ length: sinkParallelism }, (_, i) => `part-${String(i).padStart(5, '0')}`);
     const extra = parts.filter((n) => !want.includes(n));
     const missing = want.filter((n) => !parts.includes(n));
-    if (extra.length > 0) problems.push(`duplicate or extra output files: ${extra.join(', ')} (sink parallelism ${sinkParallelism})`);
+    if (extra.length > 0)
+      problems.push(`duplicate or extra output files: ${extra.join(', ')} (sink parallelism ${sinkParallelism})`);
     if (missing.length > 0) problems.push(`missing output files: ${missing.join(', ')}`);
   }
-  const tmp = await stat(join(outputDir, '.rebound-tmp')).then(() => true, () => false);
+  const tmp = await stat(join(outputDir, '.rebound-tmp')).then(
+    () => true,
+    () => false,
+  );
   if (tmp) problems.push('temporary sink files left in .rebound-tmp after the commit');
   const actual: string[] = [];
   for (const n of parts) {
@@ -237,7 +328,19 @@ export function diffSortedLines(expected: readonly string[], actual: readonly st
     }
   }
   const out: string[] = [];
-  if (missing.length > 0) out.push(`wrong output: ${missing.length} expected line(s) missing, e.g. ${missing.slice(0, max).map((l) => JSON.stringify(l)).join(', ')}`);
-  if (unexpected.length > 0) out.push(`wrong output: ${unexpected.length} unexpected line(s), e.g. ${unexpected.slice(0, max).map((l) => JSON.stringify(l)).join(', ')}`);
+  if (missing.length > 0)
+    out.push(
+      `wrong output: ${missing.length} expected line(s) missing, e.g. ${missing
+        .slice(0, max)
+        .map((l) => JSON.stringify(l))
+        .join(', ')}`,
+    );
+  if (unexpected.length > 0)
+    out.push(
+      `wrong output: ${unexpected.length} unexpected line(s), e.g. ${unexpected
+        .slice(0, max)
+        .map((l) => JSON.stringify(l))
+        .join(', ')}`,
+    );
   return out;
 }

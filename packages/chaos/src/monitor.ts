@@ -77,7 +77,12 @@ export class JobMonitor {
     if (!l) return;
     const prev = this.epochChanges.at(-1);
     if (prev && prev.epoch === l.epoch) return;
-    const change: EpochChange = { at: Date.now(), epoch: l.epoch, jobmasterId: l.jobmasterId, ...(prev ? { previous: { epoch: prev.epoch, jobmasterId: prev.jobmasterId } } : {}) };
+    const change: EpochChange = {
+      at: Date.now(),
+      epoch: l.epoch,
+      jobmasterId: l.jobmasterId,
+      ...(prev ? { previous: { epoch: prev.epoch, jobmasterId: prev.jobmasterId } } : {}),
+    };
     this.epochChanges.push(change);
     if (prev) this.onEpochChange?.(change);
   }
@@ -86,7 +91,7 @@ export class JobMonitor {
     if (this.terminal) return;
     const t = Date.now();
     try {
-      const s = await this.cluster.status(this.jobId);
+      const s = await this.cluster.jobStatus(this.jobId);
       this.last = s;
       const finished = s.vertices.reduce((n, v) => n + (v.tasks?.finished ?? 0), 0);
       this.samples.push({ t, state: s.state, epoch: s.leader_epoch, finished });
@@ -143,6 +148,12 @@ export class JobMonitor {
 
   /** The first sample at or after `t` in which the job runs (or ended) under a leader newer than `epoch`. */
   recoveredAfter(t: number, epoch: number): Sample | undefined {
-    return this.samples.find((s) => s.t >= t && s.state !== undefined && (s.epoch ?? 0) > epoch && (s.state === 'RUNNING' || isTerminalJobState(s.state)));
+    return this.samples.find(
+      (s) =>
+        s.t >= t &&
+        s.state !== undefined &&
+        (s.epoch ?? 0) > epoch &&
+        (s.state === 'RUNNING' || isTerminalJobState(s.state)),
+    );
   }
 }

@@ -5,7 +5,11 @@ import type { RunContext } from './run-context.js';
 import { subtaskKey } from './task-log.js';
 
 /** Polls `done` every 20 ms until it holds (true), `stop` holds or the timeout passes (false). */
-export async function waitUntil(done: () => Promise<boolean>, stop: () => boolean, timeoutMs: number): Promise<boolean> {
+export async function waitUntil(
+  done: () => Promise<boolean>,
+  stop: () => boolean,
+  timeoutMs: number,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (await done()) return true;
@@ -34,12 +38,24 @@ export async function finishedPartitions(r: RunContext): Promise<PartitionOnDisk
     const jobDir = join(p.dataDir, 'partitions', r.jobId);
     for (const name of (await readdir(jobDir).catch(() => [] as string[])).sort()) {
       const dir = join(jobDir, name);
-      const ok = await Promise.all([stat(join(dir, 'index')), stat(join(dir, 'data'))]).then(() => true, () => false);
+      const ok = await Promise.all([stat(join(dir, 'index')), stat(join(dir, 'data'))]).then(
+        () => true,
+        () => false,
+      );
       // <vertexId>-<subtask>-<attempt>-e<epoch>; the vertex id may itself contain dashes.
       const m = /^(.*)-(\d+)-(\d+)-e(\d+)$/.exec(name);
-      if (ok && m) out.push({ taskManagerId: p.id, name, dir, key: subtaskKey(m[1]!, Number(m[2])), vertexId: m[1]!, subtask: Number(m[2]), attempt: Number(m[3]), epoch: Number(m[4]) });
+      if (ok && m)
+        out.push({
+          taskManagerId: p.id,
+          name,
+          dir,
+          key: subtaskKey(m[1]!, Number(m[2])),
+          vertexId: m[1]!,
+          subtask: Number(m[2]),
+          attempt: Number(m[3]),
+          epoch: Number(m[4]),
+        });
     }
   }
   return out;
 }
-

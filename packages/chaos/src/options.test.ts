@@ -18,8 +18,28 @@ function usageError(argv: string[]): string {
 
 describe('parseChaosArgs', () => {
   it('parses a full command line', () => {
-    const o = parseChaosArgs(['--seed', '7', '--runs', '3', '--faults', 'leader-kill,torn-tail', '--job', 'join', '--json', 'out.json', '--deadline', '90 s']);
-    expect(o).toMatchObject({ seed: 7, runs: 3, faults: ['leader-kill', 'torn-tail'], job: 'join', json: 'out.json', deadlineMs: 90_000 });
+    const o = parseChaosArgs([
+      '--seed',
+      '7',
+      '--runs',
+      '3',
+      '--faults',
+      'leader-kill,torn-tail',
+      '--job',
+      'join',
+      '--json',
+      'out.json',
+      '--deadline',
+      '90 s',
+    ]);
+    expect(o).toMatchObject({
+      seed: 7,
+      runs: 3,
+      faults: ['leader-kill', 'torn-tail'],
+      job: 'join',
+      json: 'out.json',
+      deadlineMs: 90_000,
+    });
   });
 
   it('takes --slowdown into the replay command and rejects a bad one', () => {
@@ -30,8 +50,21 @@ describe('parseChaosArgs', () => {
     expect(usageError(['--seed', '1', '--slowdown', '0'])).toBe("--slowdown must be an integer >= 1, got '0'");
   });
 
+  it('takes --keep-running-tasks into the replay command and rejects a bad one', () => {
+    const o = parseChaosArgs(['--seed', '7', '--faults', 'leader-kill', '--keep-running-tasks', 'on']);
+    expect(o.keepRunningTasks).toBe(true);
+    expect(replayCommand(o, 9)).toBe('npm run chaos -- --seed 9 --runs 1 --faults leader-kill --keep-running-tasks on');
+    expect(parseChaosArgs(['--seed', '7', '--keep-running-tasks', 'off']).keepRunningTasks).toBe(false);
+    expect(parseChaosArgs(['--seed', '7']).keepRunningTasks).toBeUndefined();
+    expect(usageError(['--seed', '1', '--keep-running-tasks', 'yes'])).toBe(
+      "--keep-running-tasks must be on or off, got 'yes'",
+    );
+  });
+
   it('rejects unknown fault names, listing the known ones', () => {
-    expect(usageError(['--seed', '1', '--faults', 'leader-kill,bogus'])).toMatch(/^unknown fault 'bogus'; known faults: leader-kill, crash-point/);
+    expect(usageError(['--seed', '1', '--faults', 'leader-kill,bogus'])).toMatch(
+      /^unknown fault 'bogus'; known faults: leader-kill, crash-point/,
+    );
   });
 
   it('rejects a seed that is not a number', () => {
@@ -40,9 +73,22 @@ describe('parseChaosArgs', () => {
   });
 
   it('rejects crash points that can never trigger', () => {
-    expect(usageError(['--seed', '1', '--crash-point', 'before-event=JobFinished:1'])).toMatch(/can never trigger: there is no event type 'JobFinished'/);
-    expect(usageError(['--seed', '1', '--crash-point', 'after-event=ExecutionVertexReset:1'])).toMatch(/can never trigger/);
-    expect(usageError(['--seed', '1', '--job', 'wordcount', '--crash-point', 'before-event=ExecutionJobVertexInitialized:3'])).toMatch(/can never trigger: the wordcount job has 2 vertices/);
+    expect(usageError(['--seed', '1', '--crash-point', 'before-event=JobFinished:1'])).toMatch(
+      /can never trigger: there is no event type 'JobFinished'/,
+    );
+    expect(usageError(['--seed', '1', '--crash-point', 'after-event=ExecutionVertexReset:1'])).toMatch(
+      /can never trigger/,
+    );
+    expect(
+      usageError([
+        '--seed',
+        '1',
+        '--job',
+        'wordcount',
+        '--crash-point',
+        'before-event=ExecutionJobVertexInitialized:3',
+      ]),
+    ).toMatch(/can never trigger: the wordcount job has 2 vertices/);
     expect(usageError(['--seed', '1', '--crash-point', 'after-deploy=0'])).toMatch(/can never trigger/);
     expect(usageError(['--seed', '1', '--crash-point', 'during-reconciling'])).toMatch(/can never trigger/);
     expect(usageError(['--seed', '1', '--crash-point', 'sometime'])).toMatch(/is not before-event=<EventType>:<N>/);
@@ -51,8 +97,12 @@ describe('parseChaosArgs', () => {
   it('accepts a crash point the JobMaster accepts, and implies the crash-point fault', () => {
     const o = parseChaosArgs(['--seed', '1', '--crash-point', 'after-event=ExecutionVertexFinished:3']);
     expect(o.faults).toEqual(['crash-point']);
-    expect(() => Configuration.of({ 'debug.allow-test-options': 'true', ...crashPointConfig(o.crashPoint!) })).not.toThrow();
-    expect(usageError(['--seed', '1', '--faults', 'leader-kill', '--crash-point', 'after-deploy=2'])).toMatch(/needs the crash-point fault/);
+    expect(() =>
+      Configuration.of({ 'debug.allow-test-options': 'true', ...crashPointConfig(o.crashPoint!) }),
+    ).not.toThrow();
+    expect(usageError(['--seed', '1', '--faults', 'leader-kill', '--crash-point', 'after-deploy=2'])).toMatch(
+      /needs the crash-point fault/,
+    );
   });
 
   it('clears crash points with values the configuration accepts on their own', () => {
@@ -69,18 +119,31 @@ describe('parseChaosArgs', () => {
   it('takes --ha and --partitions into the replay command, and refuses kinds the run cannot inject', () => {
     const o = parseChaosArgs(['--seed', '5', '--ha', 'etcd', '--partitions', '--faults', 'etcd-outage,tm-partition']);
     expect(o).toMatchObject({ ha: 'etcd', partitions: true, faults: ['etcd-outage', 'tm-partition'] });
-    expect(replayCommand(o, 6)).toBe('npm run chaos -- --seed 6 --runs 1 --faults etcd-outage,tm-partition --ha etcd --partitions');
+    expect(replayCommand(o, 6)).toBe(
+      'npm run chaos -- --seed 6 --runs 1 --faults etcd-outage,tm-partition --ha etcd --partitions',
+    );
     expect(parseChaosArgs(['--seed', '5'])).toMatchObject({ ha: 'file', partitions: false });
     expect(usageError(['--seed', '1', '--ha', 'zookeeper'])).toBe("--ha must be one of file, etcd, got 'zookeeper'");
     expect(usageError(['--seed', '1', '--faults', 'etcd-member-kill'])).toBe('etcd-member-kill needs --ha etcd');
-    expect(usageError(['--seed', '1', '--ha', 'etcd', '--faults', 'leader-partition'])).toBe('leader-partition needs --partitions');
-    expect(usageError(['--seed', '1', '--ha', 'etcd', '--faults', 'damaged-job-dir'])).toMatch(/^damaged-job-dir damages the file backend's job directory/);
+    expect(usageError(['--seed', '1', '--ha', 'etcd', '--faults', 'leader-partition'])).toBe(
+      'leader-partition needs --partitions',
+    );
+    expect(usageError(['--seed', '1', '--ha', 'etcd', '--faults', 'damaged-job-dir'])).toMatch(
+      /^damaged-job-dir damages the file backend's job directory/,
+    );
   });
 
   it('prints a replay command for a single run with the same options', () => {
     const o = parseChaosArgs(['--seed', '100', '--runs', '50', '--faults', 'torn-tail', '--job', 'join']);
     expect(replayCommand(o, 117)).toBe('npm run chaos -- --seed 117 --runs 1 --faults torn-tail --job join');
-    expect(parseChaosArgs(replayCommand(o, 117).split(' ').slice(4))).toMatchObject({ seed: 117, runs: 1, faults: ['torn-tail'], job: 'join' });
-    expect(commandLine(['--seed', '1', '--time-budget', '25 min'])).toBe("npm run chaos -- --seed 1 --time-budget '25 min'");
+    expect(parseChaosArgs(replayCommand(o, 117).split(' ').slice(4))).toMatchObject({
+      seed: 117,
+      runs: 1,
+      faults: ['torn-tail'],
+      job: 'join',
+    });
+    expect(commandLine(['--seed', '1', '--time-budget', '25 min'])).toBe(
+      "npm run chaos -- --seed 1 --time-budget '25 min'",
+    );
   });
 });

@@ -3,12 +3,23 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '@rebound/core';
 import { ChaosUsageError } from './errors.js';
-import { CRASH_EVENT_TYPES, FAULT_KINDS, HA_BACKENDS, describeCrashPoint, faultUnavailable, isFaultKind, type CrashEventType, type CrashPointSpec, type FaultKind, type HaBackend } from './faults.js';
+import {
+  CRASH_EVENT_TYPES,
+  FAULT_KINDS,
+  HA_BACKENDS,
+  describeCrashPoint,
+  faultUnavailable,
+  isFaultKind,
+  type CrashEventType,
+  type CrashPointSpec,
+  type FaultKind,
+  type HaBackend,
+} from './faults.js';
 import { JOB_NAMES, isJobName, type JobName } from './jobs.js';
 
 export const USAGE = `usage: npm run chaos -- --seed S [--runs N] [--faults LIST] [--job wordcount|aggregation|join] [--json FILE]
            [--md FILE] [--faults-per-run N] [--crash-point SPEC] [--slowdown N] [--deadline DURATION] [--time-budget DURATION]
-           [--ha file|etcd] [--partitions] [--work-root DIR] [--keep] [--quiet]
+           [--ha file|etcd] [--partitions] [--keep-running-tasks on|off] [--work-root DIR] [--keep] [--quiet]
   faults: ${FAULT_KINDS.join(', ')}
   crash points: before-event=<EventType>:<N> | after-event=<EventType>:<N> | after-deploy=<N>`;
 
@@ -29,6 +40,8 @@ export interface ChaosOptions {
   readonly ha: HaBackend;
   /** Network partition faults allowed (explicit: the same seed must give the same plan everywhere). */
   readonly partitions: boolean;
+  /** execution.batch.job-recovery.keep-running-tasks of every run (default: drawn per run from its seed). */
+  readonly keepRunningTasks?: boolean;
   /** Per run: the job must be FINISHED this long after submission. */
   readonly deadlineMs: number;
   /** No new run starts after this much wall time (the runs so far are reported). */
@@ -68,7 +81,9 @@ export function parseCrashPoint(text: string, job: JobName | undefined): CrashPo
   const spec = text.trim();
   const shapes = 'before-event=<EventType>:<N>, after-event=<EventType>:<N> or after-deploy=<N>';
   if (spec === 'during-reconciling') {
-    throw usage(`--crash-point during-reconciling can never trigger: the first leader never reconciles (the double-failure fault crashes the second leader there)`);
+    throw usage(
+      `--crash-point during-reconciling can never trigger: the first leader never reconciles (the double-failure fault crashes the second leader there)`,
+    );
   }
   const deploy = /^after-deploy=(.*)$/.exec(spec);
   if (deploy) {
@@ -83,18 +98,24 @@ export function parseCrashPoint(text: string, job: JobName | undefined): CrashPo
   const type = m[2]!.trim();
   const nText = m[3]!.trim();
   if (!(CRASH_EVENT_TYPES as readonly string[]).includes(type)) {
-    throw usage(`--crash-point ${spec} can never trigger: there is no event type '${type}' (the JobMaster writes ${CRASH_EVENT_TYPES.join(', ')})`);
+    throw usage(
+      `--crash-point ${spec} can never trigger: there is no event type '${type}' (the JobMaster writes ${CRASH_EVENT_TYPES.join(', ')})`,
+    );
   }
   if (!/^\d+$/.test(nText)) throw usage(`--crash-point ${spec}: N must be an integer, got '${nText}'`);
   const n = Number(nText);
   if (n < 1) throw usage(`--crash-point ${spec} can never trigger: events are counted from 1`);
   const eventType = type as CrashEventType;
   if (eventType === 'ExecutionVertexReset') {
-    throw usage(`--crash-point ${spec} can never trigger: a crash-point run has no other fault, and a JobMaster without failures writes no ExecutionVertexReset`);
+    throw usage(
+      `--crash-point ${spec} can never trigger: a crash-point run has no other fault, and a JobMaster without failures writes no ExecutionVertexReset`,
+    );
   }
   const maxVertices = job ? MAX_JOB_VERTICES[job] : Math.max(...Object.values(MAX_JOB_VERTICES));
   if (eventType === 'ExecutionJobVertexInitialized' && n > maxVertices) {
-    throw usage(`--crash-point ${spec} can never trigger: ${job ? `the ${job} job has` : 'the chaos jobs have at most'} ${maxVertices} vertices, one ExecutionJobVertexInitialized each`);
+    throw usage(
+      `--crash-point ${spec} can never trigger: ${job ? `the ${job} job has` : 'the chaos jobs have at most'} ${maxVertices} vertices, one ExecutionJobVertexInitialized each`,
+    );
   }
   return { kind, eventType, n };
 }
@@ -122,6 +143,7 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
         'work-root': { type: 'string' },
         ha: { type: 'string' },
         partitions: { type: 'boolean' },
+        'keep-running-tasks': { type: 'string' },
         keep: { type: 'boolean' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -143,21 +165,28 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
   }
   const runs = str('runs') === undefined ? 1 : integer(str('runs')!, '--runs', 1);
   const jobText = str('job');
-  if (jobText !== undefined && !isJobName(jobText)) throw usage(`unknown job '${jobText}'; jobs: ${JOB_NAMES.join(', ')}`);
+  if (jobText !== undefined && !isJobName(jobText))
+    throw usage(`unknown job '${jobText}'; jobs: ${JOB_NAMES.join(', ')}`);
   const job = jobText as JobName | undefined;
   let faults: FaultKind[] | undefined;
   const faultsText = str('faults');
   if (faultsText !== undefined) {
-    const names = faultsText.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    const names = faultsText
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
     if (names.length === 0) throw usage(`--faults is empty; known faults: ${FAULT_KINDS.join(', ')}`);
     const unknown = names.filter((n) => !isFaultKind(n));
     if (unknown.length > 0) {
-      throw usage(`unknown fault${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `'${u}'`).join(', ')}; known faults: ${FAULT_KINDS.join(', ')}`);
+      throw usage(
+        `unknown fault${unknown.length > 1 ? 's' : ''} ${unknown.map((u) => `'${u}'`).join(', ')}; known faults: ${FAULT_KINDS.join(', ')}`,
+      );
     }
     faults = [...new Set(names as FaultKind[])];
   }
   const haText = str('ha') ?? 'file';
-  if (!(HA_BACKENDS as readonly string[]).includes(haText)) throw usage(`--ha must be one of ${HA_BACKENDS.join(', ')}, got '${haText}'`);
+  if (!(HA_BACKENDS as readonly string[]).includes(haText))
+    throw usage(`--ha must be one of ${HA_BACKENDS.join(', ')}, got '${haText}'`);
   const ha = haText as HaBackend;
   const partitions = values.partitions === true;
   for (const k of faults ?? []) {
@@ -167,15 +196,20 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
   const cpText = str('crash-point');
   const crashPoint = cpText === undefined ? undefined : parseCrashPoint(cpText, job);
   if (crashPoint) {
-    if (faults && !faults.includes('crash-point')) throw usage(`--crash-point ${describeCrashPoint(crashPoint)} needs the crash-point fault in --faults`);
+    if (faults && !faults.includes('crash-point'))
+      throw usage(`--crash-point ${describeCrashPoint(crashPoint)} needs the crash-point fault in --faults`);
     faults ??= ['crash-point'];
   }
   const fprText = str('faults-per-run');
   const faultsPerRun = fprText === undefined ? undefined : integer(fprText, '--faults-per-run', 1);
-  if (faultsPerRun !== undefined && faultsPerRun > 3) throw usage(`--faults-per-run must be at most 3, got ${faultsPerRun}`);
+  if (faultsPerRun !== undefined && faultsPerRun > 3)
+    throw usage(`--faults-per-run must be at most 3, got ${faultsPerRun}`);
   const slowdownText = str('slowdown');
   const slowdown = slowdownText === undefined ? undefined : integer(slowdownText, '--slowdown', 1);
   if (slowdown !== undefined && slowdown > 20) throw usage(`--slowdown must be at most 20, got ${slowdown}`);
+  const krText = str('keep-running-tasks');
+  if (krText !== undefined && krText !== 'on' && krText !== 'off')
+    throw usage(`--keep-running-tasks must be on or off, got '${krText}'`);
   return {
     seed,
     runs,
@@ -188,6 +222,7 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
     ...(slowdown !== undefined && slowdown !== 1 ? { slowdown } : {}),
     ha,
     partitions,
+    ...(krText !== undefined ? { keepRunningTasks: krText === 'on' } : {}),
     deadlineMs: str('deadline') === undefined ? DEFAULT_DEADLINE_MS : duration(str('deadline')!, '--deadline'),
     ...(str('time-budget') !== undefined ? { timeBudgetMs: duration(str('time-budget')!, '--time-budget') } : {}),
     workRoot: str('work-root') ?? join(tmpdir(), 'rebound-chaos'),
@@ -207,10 +242,14 @@ export function replayCommand(opts: ChaosOptions, seed: number): string {
   if (opts.slowdown !== undefined) parts.push('--slowdown', String(opts.slowdown));
   if (opts.ha !== 'file') parts.push('--ha', opts.ha);
   if (opts.partitions) parts.push('--partitions');
+  if (opts.keepRunningTasks !== undefined) parts.push('--keep-running-tasks', opts.keepRunningTasks ? 'on' : 'off');
   return parts.join(' ');
 }
 
 /** The command line of a whole invocation, as recorded in the results. */
 export function commandLine(argv: readonly string[]): string {
-  return ['npm run chaos --', ...argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
+  return [
+    'npm run chaos --',
+    ...argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)),
+  ].join(' ');
 }

@@ -50,7 +50,12 @@ export function cgroup2Mount(): string | undefined {
   const points = mounts
     .split('\n')
     .map((l) => l.split(' '))
-    .filter((f) => f[2] === 'cgroup2' && f[1] !== undefined && (f[1] === NFT_CGROUP_BASE || f[1].startsWith(`${NFT_CGROUP_BASE}/`)))
+    .filter(
+      (f) =>
+        f[2] === 'cgroup2' &&
+        f[1] !== undefined &&
+        (f[1] === NFT_CGROUP_BASE || f[1].startsWith(`${NFT_CGROUP_BASE}/`)),
+    )
     .map((f) => f[1]!);
   return points.sort((a, b) => a.length - b.length)[0];
 }
@@ -58,7 +63,8 @@ export function cgroup2Mount(): string | undefined {
 /** Why this machine cannot cut the network of a chaos run, or undefined if it can. */
 export function partitionsUnavailableReason(): string | undefined {
   if (process.platform !== 'linux') return `not Linux (${process.platform})`;
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'not root (nft and cgroups need CAP_NET_ADMIN and CAP_SYS_ADMIN)';
+  if (typeof process.getuid === 'function' && process.getuid() !== 0)
+    return 'not root (nft and cgroups need CAP_NET_ADMIN and CAP_SYS_ADMIN)';
   const nft = run('nft', ['list', 'tables']);
   if (!nft.ok) return `nft does not work here: ${nft.out.split('\n')[0]}`;
   const mount = cgroup2Mount();
@@ -98,7 +104,9 @@ export function sweepStalePartitions(): string[] {
 
 function safeReaddir(dir: string): string[] {
   try {
-    return readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
   } catch {
     return [];
   }

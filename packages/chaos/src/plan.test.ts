@@ -1,5 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { ETCD_FAULTS, EXCLUSIVE_FAULTS, FAULT_KINDS, FILE_HA_FAULTS, PARTITION_FAULTS, crashPointConfig, drawFaultKinds, faultKindsFor, faultUnavailable, type FaultKind } from './faults.js';
+import {
+  ETCD_FAULTS,
+  EXCLUSIVE_FAULTS,
+  FAULT_KINDS,
+  FILE_HA_FAULTS,
+  PARTITION_FAULTS,
+  crashPointConfig,
+  drawFaultKinds,
+  faultKindsFor,
+  faultUnavailable,
+  type FaultKind,
+} from './faults.js';
 import { expectedLines } from './jobs.js';
 import { planRun } from './plan.js';
 import { Prng } from './prng.js';
@@ -27,7 +38,9 @@ describe('planRun', () => {
   it('is a pure function of the seed and options: a run can be replayed from its seed', () => {
     for (let seed = 0; seed < 50; seed++) {
       expect(planRun(seed)).toEqual(planRun(seed));
-      expect(planRun(seed, { pool: ['leader-kill', 'torn-tail'] })).toEqual(planRun(seed, { pool: ['leader-kill', 'torn-tail'] }));
+      expect(planRun(seed, { pool: ['leader-kill', 'torn-tail'] })).toEqual(
+        planRun(seed, { pool: ['leader-kill', 'torn-tail'] }),
+      );
     }
   });
 
@@ -39,14 +52,17 @@ describe('planRun', () => {
       jobs.add(p.job.job);
       for (const f of p.faults) kinds.add(f.kind);
     }
-    expect([...kinds].sort()).toEqual(FAULT_KINDS.filter((k) => !ETCD_FAULTS.has(k) && !PARTITION_FAULTS.has(k)).sort());
+    expect([...kinds].sort()).toEqual(
+      FAULT_KINDS.filter((k) => !ETCD_FAULTS.has(k) && !PARTITION_FAULTS.has(k)).sort(),
+    );
     expect([...jobs].sort()).toEqual(['aggregation', 'join', 'wordcount']);
   });
 
   it('draws etcd and partition kinds only where the run can inject them', () => {
     const seen = (ha: 'file' | 'etcd', partitions: boolean): Set<FaultKind> => {
       const kinds = new Set<FaultKind>();
-      for (let seed = 0; seed < 400; seed++) for (const f of planRun(seed, { ha, partitions }).faults) kinds.add(f.kind);
+      for (let seed = 0; seed < 400; seed++)
+        for (const f of planRun(seed, { ha, partitions }).faults) kinds.add(f.kind);
       return kinds;
     };
     const etcdAll = seen('etcd', true);
@@ -69,8 +85,20 @@ describe('planRun', () => {
       expect(p).toEqual({ ...planRun(seed, { pool: FAULT_KINDS.slice(0, 13) }), ha: 'file', partitions: false });
     }
     // A recorded plan: seed 277 with three faults (test/chaos.test.ts).
-    expect(planRun(277, { pool: ['leader-kill', 'tm-kill-leaderless', 'partition-delete'], faultsPerRun: 3, job: 'wordcount' }).faults.map((f) => f.kind)).toEqual(
-      planRun(277, { pool: ['leader-kill', 'tm-kill-leaderless', 'partition-delete'], faultsPerRun: 3, job: 'wordcount', ha: 'etcd', partitions: true }).faults.map((f) => f.kind),
+    expect(
+      planRun(277, {
+        pool: ['leader-kill', 'tm-kill-leaderless', 'partition-delete'],
+        faultsPerRun: 3,
+        job: 'wordcount',
+      }).faults.map((f) => f.kind),
+    ).toEqual(
+      planRun(277, {
+        pool: ['leader-kill', 'tm-kill-leaderless', 'partition-delete'],
+        faultsPerRun: 3,
+        job: 'wordcount',
+        ha: 'etcd',
+        partitions: true,
+      }).faults.map((f) => f.kind),
     );
   });
 
@@ -78,7 +106,12 @@ describe('planRun', () => {
     let short = 0;
     let long = 0;
     for (let seed = 0; seed < 200; seed++) {
-      for (const f of planRun(seed, { ha: 'etcd', partitions: true, pool: ['tm-partition', 'etcd-outage'], faultsPerRun: 2 }).faults) {
+      for (const f of planRun(seed, {
+        ha: 'etcd',
+        partitions: true,
+        pool: ['tm-partition', 'etcd-outage'],
+        faultsPerRun: 2,
+      }).faults) {
         if (f.kind === 'tm-partition') {
           expect(f.durationMs < 2_500 || f.durationMs >= 4_500).toBe(true);
           if (f.durationMs < 2_500) short++;
@@ -89,6 +122,21 @@ describe('planRun', () => {
     }
     expect(short).toBeGreaterThan(20);
     expect(long).toBeGreaterThan(20);
+  });
+
+  it('draws keep-running-tasks per run from the seed, after every other draw, and lets --keep-running-tasks override it', () => {
+    const drawn = Array.from({ length: 100 }, (_, seed) => planRun(seed).keepRunningTasks);
+    expect(drawn.filter(Boolean).length).toBeGreaterThan(25);
+    expect(drawn.filter((x) => !x).length).toBeGreaterThan(25);
+    for (let seed = 0; seed < 50; seed++) {
+      const p = planRun(seed);
+      expect(planRun(seed).keepRunningTasks).toBe(p.keepRunningTasks);
+      // The override changes that choice only: job, faults and snapshot pause stay the seed's.
+      expect(planRun(seed, { keepRunningTasks: !p.keepRunningTasks })).toEqual({
+        ...p,
+        keepRunningTasks: !p.keepRunningTasks,
+      });
+    }
   });
 
   it('never combines a run-shaping fault with another fault', () => {
@@ -110,15 +158,27 @@ describe('planRun', () => {
       const p = planRun(seed, { pool: ['leader-kill'] });
       const f = p.faults[0]!;
       if (f.kind !== 'leader-kill') throw new Error('unexpected kind');
-      const sources = p.job.job === 'wordcount' ? p.job.files : p.job.job === 'aggregation' ? Math.ceil(p.job.rows / p.job.splitSize) : Infinity;
+      const sources =
+        p.job.job === 'wordcount'
+          ? p.job.files
+          : p.job.job === 'aggregation'
+            ? Math.ceil(p.job.rows / p.job.splitSize)
+            : Infinity;
       expect(f.trigger.afterFinishedTasks).toBeLessThan(sources);
     }
   });
 
   it('uses a given crash point and turns it into debug.crash settings', () => {
-    const p = planRun(3, { pool: ['crash-point'], crashPoint: { kind: 'after-event', eventType: 'ExecutionVertexFinished', n: 2 } });
-    expect(p.faults).toEqual([{ kind: 'crash-point', point: { kind: 'after-event', eventType: 'ExecutionVertexFinished', n: 2 } }]);
-    expect(crashPointConfig({ kind: 'after-event', eventType: 'ExecutionVertexFinished', n: 2 })).toEqual({ 'debug.crash.after-event': 'ExecutionVertexFinished:2' });
+    const p = planRun(3, {
+      pool: ['crash-point'],
+      crashPoint: { kind: 'after-event', eventType: 'ExecutionVertexFinished', n: 2 },
+    });
+    expect(p.faults).toEqual([
+      { kind: 'crash-point', point: { kind: 'after-event', eventType: 'ExecutionVertexFinished', n: 2 } },
+    ]);
+    expect(crashPointConfig({ kind: 'after-event', eventType: 'ExecutionVertexFinished', n: 2 })).toEqual({
+      'debug.crash.after-event': 'ExecutionVertexFinished:2',
+    });
     expect(crashPointConfig({ kind: 'after-deploy', n: 4 })).toEqual({ 'debug.crash.after-deploy': '4' });
   });
 

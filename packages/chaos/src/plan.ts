@@ -1,4 +1,11 @@
-import { drawFault, drawFaultKinds, environmentOf, type FaultPlan, type HaBackend, type PlanOptions } from './faults.js';
+import {
+  drawFault,
+  drawFaultKinds,
+  environmentOf,
+  type FaultPlan,
+  type HaBackend,
+  type PlanOptions,
+} from './faults.js';
 import { JOB_NAMES, drawJobParams, jobShape, type JobName, type JobParams } from './jobs.js';
 import { Prng } from './prng.js';
 
@@ -13,6 +20,12 @@ export interface RunPlan {
   readonly ha: HaBackend;
   /** Whether the run puts its daemons in cgroups it can cut off the network (partition.ts). */
   readonly partitions: boolean;
+  /**
+   * execution.batch.job-recovery.keep-running-tasks of the run, set explicitly whatever the
+   * default: on, a leader kill or pause must not redeploy a task that was running on a live
+   * TaskManager (task-log.ts, accountRunningTasks).
+   */
+  readonly keepRunningTasks: boolean;
 }
 
 export interface RunPlanOptions extends PlanOptions {
@@ -24,6 +37,8 @@ export interface RunPlanOptions extends PlanOptions {
    * widens the gaps and gives the same faults room to land.
    */
   readonly slowdown?: number;
+  /** Overrides the run's drawn keep-running-tasks choice. */
+  readonly keepRunningTasks?: boolean;
 }
 
 /** The job with its per-record delays multiplied by `factor` (same input, same output). */
@@ -48,6 +63,16 @@ export function planRun(seed: number, opts: RunPlanOptions = {}): RunPlan {
   const kinds = drawFaultKinds(prng, opts);
   const faults = kinds.map((k, i) => drawFault(prng, k, shape, i === 0, opts));
   const snapshotMinPause = prng.chance(0.5) ? '0 ms' : '3 min';
+  // Drawn last and always, so the draws before it are those of older seeds' plans.
+  const drawnKeepRunning = prng.chance(0.5);
   const env = environmentOf(opts);
-  return { seed, job, faults, snapshotMinPause, ha: env.ha, partitions: env.partitions };
+  return {
+    seed,
+    job,
+    faults,
+    snapshotMinPause,
+    ha: env.ha,
+    partitions: env.partitions,
+    keepRunningTasks: opts.keepRunningTasks ?? drawnKeepRunning,
+  };
 }

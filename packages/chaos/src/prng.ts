@@ -1,3 +1,5 @@
+import { fmix32 } from '@rebound/core/hash';
+
 /**
  * The harness's only source of randomness: every fault kind, time and target of a run is drawn
  * from a PRNG seeded with the run's seed, so `--seed S --runs 1` draws the same plan again.
@@ -7,7 +9,7 @@ export class Prng {
 
   constructor(seed: number) {
     // Mix the seed once so that neighbouring seeds (S, S+1, ...) start far apart.
-    this.state = mix32(seed >>> 0 ^ Math.floor(seed / 4_294_967_296));
+    this.state = fmix32((seed >>> 0) ^ Math.floor(seed / 4_294_967_296));
   }
 
   /** mulberry32: a float in [0, 1). */
@@ -33,14 +35,4 @@ export class Prng {
   chance(p: number): boolean {
     return this.next() < p;
   }
-}
-
-function mix32(x: number): number {
-  let h = x >>> 0;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
 }

@@ -1,13 +1,25 @@
 import { NO_FAILOVER_FAULTS, type FaultPlan } from './faults.js';
 import type { RunPlan } from './plan.js';
-import type { TaskAccounting } from './task-log.js';
+import { finishedBefore, type RunningAccounting, type TaskAccounting, type TaskEvent } from './task-log.js';
 
 /**
  * `not-contained`: a poison job or a damaged job directory reached beyond its own job (a JobMaster
  * died, the damaged job was run again or not listed as DAMAGED). `forgery-accepted`: a forged call
  * was answered, refused otherwise than it must be, or changed what the cluster did.
+ * `rerun-running`: with keep-running-tasks on, a leader kill or pause redeployed a task that was
+ * running on a live TaskManager the next leader could reach (it should have been adopted).
  */
-export type Outcome = 'ok' | 'stuck' | 'lost' | 'wrong-output' | 'not-fenced' | 'not-contained' | 'forgery-accepted' | 'rerun-durable' | 'harness-error';
+export type Outcome =
+  | 'ok'
+  | 'stuck'
+  | 'lost'
+  | 'wrong-output'
+  | 'not-fenced'
+  | 'not-contained'
+  | 'forgery-accepted'
+  | 'rerun-durable'
+  | 'rerun-running'
+  | 'harness-error';
 
 export interface FaultRecord {
   readonly kind: FaultPlan['kind'];
@@ -17,7 +29,10 @@ export interface FaultRecord {
   injected: boolean;
   /** ms after submission. */
   atMs?: number;
-  /** Tasks the leader reported finished when the fault was injected. */
+  /**
+   * Subtasks finished when the fault was injected, from the TaskManagers' task logs
+   * (finishedBefore), set once the run is over; absent when the logs could not be read.
+   */
   finishedTasksAtFault?: number;
   notes: string[];
 }
@@ -30,14 +45,24 @@ export interface FaultRecord {
  */
 export type RecoveryClass = 'recovered' | 'no-finished-work' | 'contained' | 'after-job-end' | 'not-injected';
 
-export const RECOVERY_CLASSES: readonly RecoveryClass[] = ['recovered', 'no-finished-work', 'contained', 'after-job-end', 'not-injected'];
+export const RECOVERY_CLASSES: readonly RecoveryClass[] = [
+  'recovered',
+  'no-finished-work',
+  'contained',
+  'after-job-end',
+  'not-injected',
+];
 
 /**
  * A fault tests recovery when it was injected before the job ended (`jobEndedAt`, absolute ms;
  * undefined if it never ended) with at least one finished task, and took a leader down. A run is
  * 'recovered' if one of its faults does; otherwise it is classified by the most telling of the others.
  */
-export function classifyRecovery(faults: readonly FaultRecord[], submittedAt: number, jobEndedAt: number | undefined): RecoveryClass {
+export function classifyRecovery(
+  faults: readonly FaultRecord[],
+  submittedAt: number,
+  jobEndedAt: number | undefined,
+): RecoveryClass {
   const injected = faults.filter((f) => f.injected);
   if (injected.length === 0) return 'not-injected';
   const beforeEnd = injected.filter((f) => jobEndedAt === undefined || submittedAt + (f.atMs ?? 0) < jobEndedAt);
@@ -45,6 +70,21 @@ export function classifyRecovery(faults: readonly FaultRecord[], submittedAt: nu
   if (failovers.some((f) => (f.finishedTasksAtFault ?? 0) > 0)) return 'recovered';
   if (failovers.length > 0) return 'no-finished-work';
   return beforeEnd.length > 0 ? 'contained' : 'after-job-end';
+}
+
+/**
+ * Sets each injected fault's `finishedTasksAtFault` from the TaskManagers' task logs of the job:
+ * what classifyRecovery counts as finished work at the fault is what TaskManagers finished.
+ */
+export function countFinishedAtFaults(
+  faults: readonly FaultRecord[],
+  events: readonly TaskEvent[],
+  jobId: string,
+  submittedAt: number,
+): void {
+  for (const f of faults) {
+    if (f.injected) f.finishedTasksAtFault = finishedBefore(events, jobId, submittedAt + (f.atMs ?? 0));
+  }
 }
 
 export interface RecoveryRecord {
@@ -77,6 +117,10 @@ export interface RunResult {
   readonly problems: string[];
   readonly warnings: string[];
   tasks?: Omit<TaskAccounting, 'reruns'> & { reruns: TaskAccounting['reruns'] };
+  /** execution.batch.job-recovery.keep-running-tasks of the run (drawn from its seed). */
+  keepRunningTasks?: boolean;
+  /** Running tasks at the leader kills and pauses, and which of them were redeployed. */
+  runningTasks?: RunningAccounting;
   readonly recoveries: RecoveryRecord[];
   /** From each leader loss to the first status in which the job ran again under a newer leader. */
   readonly observedRecoveryMs: number[];
@@ -99,4 +143,3 @@ export interface RunOptions {
   readonly replayCommand: string;
   readonly log?: (line: string) => void;
 }
-

@@ -3,7 +3,7 @@ import { errorMessage, isTerminalJobState, parseDuration, sleep } from '@rebound
 import { dumpJobEvents, jobEventsDir, listEventFiles, type JobEventsDump } from '@rebound/event-store';
 import type { EtcdCluster } from '@rebound/ha/testing';
 import type { ChaosCluster } from './cluster.js';
-import { CHAOS_CONFIG, PAUSE_REGISTRATION_TIMEOUT_MS } from './config.js';
+import { CHAOS_CONFIG, PAUSE_REGISTRATION_TIMEOUT_MS, START_TIMEOUT_MS } from './config.js';
 import { NO_CRASH_POINTS, crashPointConfig } from './faults.js';
 import type { EpochChange, JobMonitor } from './monitor.js';
 import type { NetworkCutter } from './partition.js';
@@ -15,8 +15,10 @@ import { subtaskKey, type Disruption } from './task-log.js';
 export function finishedInDump(dump: JobEventsDump): Map<string, number> {
   const finished = new Map<string, number>();
   for (const r of dump.events) {
-    if (r.type === 'ExecutionVertexFinished') finished.set(subtaskKey(r.event.vertex_id, r.event.subtask), r.event.attempt);
-    else if (r.type === 'ExecutionVertexReset') for (const v of r.event.vertices) finished.delete(subtaskKey(v.vertex_id, v.subtask));
+    if (r.type === 'ExecutionVertexFinished')
+      finished.set(subtaskKey(r.event.vertex_id, r.event.subtask), r.event.attempt);
+    else if (r.type === 'ExecutionVertexReset')
+      for (const v of r.event.vertices) finished.delete(subtaskKey(v.vertex_id, v.subtask));
   }
   return finished;
 }
@@ -63,11 +65,16 @@ export class RunContext {
 
   /** high-availability.lease.timeout of the run. */
   get leaseMs(): number {
-    return parseDuration(this.haConfig['high-availability.lease.timeout'] ?? CHAOS_CONFIG['high-availability.lease.timeout']!, 'high-availability.lease.timeout');
+    return parseDuration(
+      this.haConfig['high-availability.lease.timeout'] ?? CHAOS_CONFIG['high-availability.lease.timeout']!,
+      'high-availability.lease.timeout',
+    );
   }
 
   log(line: string): void {
-    this.opts.log?.(`[run ${this.opts.run} seed ${this.plan.seed} +${((Date.now() - this.startedAt) / 1000).toFixed(1)}s] ${line}`);
+    this.opts.log?.(
+      `[run ${this.opts.run} seed ${this.plan.seed} +${((Date.now() - this.startedAt) / 1000).toFixed(1)}s] ${line}`,
+    );
   }
 
   problem(outcome: Outcome, message: string): void {
@@ -76,8 +83,14 @@ export class RunContext {
   }
 
   clusterConfig(): Record<string, string> {
-    const config: Record<string, string> = { ...CHAOS_CONFIG, ...this.haConfig, 'execution.batch.job-recovery.snapshot.min-pause': this.plan.snapshotMinPause };
-    if (this.plan.faults.some((f) => f.kind === 'jobmasters-pause')) config['taskmanager.registration.timeout'] = `${PAUSE_REGISTRATION_TIMEOUT_MS} ms`;
+    const config: Record<string, string> = {
+      ...CHAOS_CONFIG,
+      ...this.haConfig,
+      'execution.batch.job-recovery.snapshot.min-pause': this.plan.snapshotMinPause,
+      'execution.batch.job-recovery.keep-running-tasks': String(this.plan.keepRunningTasks),
+    };
+    if (this.plan.faults.some((f) => f.kind === 'jobmasters-pause'))
+      config['taskmanager.registration.timeout'] = `${PAUSE_REGISTRATION_TIMEOUT_MS} ms`;
     // jm-1, started by `local up`, leads: the crash point goes into the cluster's configuration
     // and every JobMaster started later clears it (NO_CRASH_POINTS).
     const cp = this.plan.faults.find((f) => f.kind === 'crash-point');
@@ -111,11 +124,15 @@ export class RunContext {
   }
 
   restartJobMaster(id: string, extra: Record<string, string> = {}): void {
-    this.background(`restarting JobMaster ${id}`, () => this.cluster.startJobMaster(id, { ...NO_CRASH_POINTS, ...extra }));
+    this.background(`restarting JobMaster ${id}`, () =>
+      this.cluster.startJobMaster({ id, config: { ...NO_CRASH_POINTS, ...extra }, timeoutMs: START_TIMEOUT_MS }),
+    );
   }
 
   restartTaskManager(id: string): void {
-    this.background(`restarting TaskManager ${id}`, () => this.cluster.startTaskManager(id));
+    this.background(`restarting TaskManager ${id}`, () =>
+      this.cluster.startTaskManager({ id, wait: false, timeoutMs: START_TIMEOUT_MS }),
+    );
   }
 
   async dump(): Promise<JobEventsDump | undefined> {
@@ -130,7 +147,12 @@ export class RunContext {
     else this.disruptions.push(next);
   }
 
-  async disrupt(label: string, at: number, extra: Omit<Disruption, 'at' | 'label' | 'durableFinished'> = {}, dump?: JobEventsDump): Promise<Disruption> {
+  async disrupt(
+    label: string,
+    at: number,
+    extra: Omit<Disruption, 'at' | 'label' | 'durableFinished'> = {},
+    dump?: JobEventsDump,
+  ): Promise<Disruption> {
     const d = dump ?? (await this.dump());
     const disruption: Disruption = { at, label, durableFinished: d ? finishedInDump(d) : new Map(), ...extra };
     this.disruptions.push(disruption);
@@ -144,7 +166,9 @@ export class RunContext {
   }
 
   /** SIGKILLs the leader; the time and the event log right after are recorded. */
-  async killLeader(label: string): Promise<{ id: string; epoch: number; at: number; disruption: Disruption } | undefined> {
+  async killLeader(
+    label: string,
+  ): Promise<{ id: string; epoch: number; at: number; disruption: Disruption } | undefined> {
     const leader = await this.cluster.leader();
     if (!leader || !(await this.cluster.isAlive(leader.jobmasterId))) return undefined;
     await this.cluster.signal(leader.jobmasterId, 'SIGKILL');
@@ -178,7 +202,10 @@ export class RunContext {
   /** Waits until the job's finished tasks reach `baseline + k`, then `delayMs`. False if it ended first. */
   async awaitTrigger(baseline: number, t: { afterFinishedTasks: number; delayMs: number }): Promise<boolean> {
     if (t.afterFinishedTasks > 0) {
-      const ok = await this.monitor.waitFor((s) => (s.finished ?? -1) >= baseline + t.afterFinishedTasks, this.opts.deadlineMs);
+      const ok = await this.monitor.waitFor(
+        (s) => (s.finished ?? -1) >= baseline + t.afterFinishedTasks,
+        this.opts.deadlineMs,
+      );
       if (!ok) return false;
     } else {
       const ok = await this.monitor.waitFor((s) => s.state === 'RUNNING', this.opts.deadlineMs);
@@ -190,7 +217,11 @@ export class RunContext {
 
   /** Waits until a leader newer than `epoch` runs the job (or it ended). */
   async awaitRecovery(epoch: number, timeoutMs = 120_000): Promise<boolean> {
-    return this.monitor.waitFor((s) => s.state !== undefined && (isTerminalJobState(s.state) || (s.state === 'RUNNING' && (s.epoch ?? 0) > epoch)), timeoutMs);
+    return this.monitor.waitFor(
+      (s) =>
+        s.state !== undefined && (isTerminalJobState(s.state) || (s.state === 'RUNNING' && (s.epoch ?? 0) > epoch)),
+      timeoutMs,
+    );
   }
 
   async newestEventFile(): Promise<string | undefined> {
@@ -208,9 +239,10 @@ export class RunContext {
     const caused = this.jmDisturbed.some((d) => d.id === prev.jobmasterId && d.at >= electedAt - 1_000 && d.at <= c.at);
     if (caused) return;
     this.spontaneous++;
-    this.warnings.push(`spontaneous failover: ${prev.jobmasterId} (epoch ${prev.epoch}) lost leadership to ${c.jobmasterId} (epoch ${c.epoch}) without a fault`);
+    this.warnings.push(
+      `spontaneous failover: ${prev.jobmasterId} (epoch ${prev.epoch}) lost leadership to ${c.jobmasterId} (epoch ${c.epoch}) without a fault`,
+    );
     this.leaderLosses.push({ at: c.at, epoch: prev.epoch });
     void this.disrupt(`spontaneous failover to epoch ${c.epoch}`, c.at);
   }
 }
-

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage, isTerminalJobState, type JobStatus__Output, type RecoveryReport__Output } from '@rebound/core';
 import { ChaosCluster } from './cluster.js';
-import { SLOTS, TASK_MANAGERS } from './config.js';
+import { SLOTS, START_TIMEOUT_MS, TASK_MANAGERS } from './config.js';
 import { NO_CRASH_POINTS, describeFault } from './faults.js';
 import { injectFault } from './inject.js';
 import { poisonedFences } from './inject-hostile.js';
@@ -10,14 +10,32 @@ import { JOB_MODULES, checkOutput, describeJob, expectedLines, jobArgs, writeJob
 import { JobMonitor } from './monitor.js';
 import { NetworkCutter } from './partition.js';
 import { startEtcdCluster } from '@rebound/ha/testing';
-import { classifyRecovery, type FaultRecord, type Outcome, type RecoveryRecord, type RunOptions, type RunResult } from './results.js';
+import {
+  classifyRecovery,
+  countFinishedAtFaults,
+  type FaultRecord,
+  type Outcome,
+  type RecoveryRecord,
+  type RunOptions,
+  type RunResult,
+} from './results.js';
 import { RunContext } from './run-context.js';
-import { accountTasks, parseTaskEvents, type TaskEvent } from './task-log.js';
+import { accountRunningTasks, accountTasks, parseTaskEvents, type TaskEvent } from './task-log.js';
 
 export * from './config.js';
 export type * from './results.js';
 
-const OUTCOME_ORDER: readonly Outcome[] = ['stuck', 'lost', 'wrong-output', 'not-fenced', 'not-contained', 'forgery-accepted', 'rerun-durable', 'harness-error'];
+const OUTCOME_ORDER: readonly Outcome[] = [
+  'stuck',
+  'lost',
+  'wrong-output',
+  'not-fenced',
+  'not-contained',
+  'forgery-accepted',
+  'rerun-durable',
+  'rerun-running',
+  'harness-error',
+];
 
 function recoveryRecord(r: RecoveryReport__Output): RecoveryRecord {
   return {
@@ -64,12 +82,19 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
   await mkdir(opts.workRoot, { recursive: true });
   const workdir = await mkdtemp(join(opts.workRoot, `seed-${plan.seed}-`));
   const r = new RunContext(opts, workdir);
-  const records: FaultRecord[] = plan.faults.map((f) => ({ kind: f.kind, plan: f, description: describeFault(f), injected: false, notes: [] }));
+  const records: FaultRecord[] = plan.faults.map((f) => ({
+    kind: f.kind,
+    plan: f,
+    description: describeFault(f),
+    injected: false,
+    notes: [],
+  }));
   const result: RunResult = {
     run: opts.run,
     seed: plan.seed,
     job: plan.job.job,
     jobDescription: describeJob(plan.job),
+    keepRunningTasks: plan.keepRunningTasks,
     faults: records,
     outcome: 'ok',
     problems: [],
@@ -86,27 +111,44 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
   try {
     await writeJobInput(plan.job, input);
     expected = expectedLines(plan.job);
-    r.log(`${describeJob(plan.job)}; faults: ${records.map((x) => x.description).join(', ')}${plan.ha === 'etcd' ? '; HA etcd' : ''}`);
+    r.log(
+      `${describeJob(plan.job)}; faults: ${records.map((x) => x.description).join(', ')}; keep-running-tasks ${plan.keepRunningTasks ? 'on' : 'off'}${plan.ha === 'etcd' ? '; HA etcd' : ''}`,
+    );
     if (plan.partitions) {
       // Before anything is spawned: daemons and etcd members must join their cgroups at birth.
       r.net = NetworkCutter.create(`${plan.seed}_${opts.run}`);
       r.net.begin();
     }
     if (plan.ha === 'etcd') {
-      r.etcd = await startEtcdCluster({ members: 3, baseDir: join(workdir, 'etcd'), ...(r.net ? { binary: r.net.etcdWrapper(join(workdir, 'etcd')) } : {}) });
+      r.etcd = await startEtcdCluster({
+        members: 3,
+        baseDir: join(workdir, 'etcd'),
+        ...(r.net ? { binary: r.net.etcdWrapper(join(workdir, 'etcd')) } : {}),
+      });
       r.haConfig = etcdHaConfig(r.etcd.endpointList, `chaos-${process.pid}-${plan.seed}-${opts.run}`);
       r.log(`etcd: 3 members at ${r.etcd.endpointList}`);
     }
     // jm-1 leads; a crash point is in the cluster's -D values (see clusterConfig), so jm-2 is
     // started on its own with the crash points cleared. Without one, `local up` starts both.
     const separateStandby = plan.faults.some((f) => f.kind === 'crash-point' || f.kind === 'double-failure');
-    r.cluster = await ChaosCluster.up(join(workdir, 'cluster'), { jobmasters: separateStandby ? 1 : 2, taskmanagers: TASK_MANAGERS, slots: SLOTS, config: r.clusterConfig() });
+    r.cluster = await ChaosCluster.up(join(workdir, 'cluster'), {
+      jobmasters: separateStandby ? 1 : 2,
+      taskmanagers: TASK_MANAGERS,
+      slots: SLOTS,
+      config: r.clusterConfig(),
+    });
     if (plan.faults.some((f) => f.kind === 'double-failure')) {
       // The standby that will die in RECONCILING must be up before the leader is killed.
-      await r.cluster.startJobMaster('jm-2', { ...NO_CRASH_POINTS, 'debug.crash.during-reconciling': 'true' });
+      await r.cluster.startJobMaster({
+        id: 'jm-2',
+        config: { ...NO_CRASH_POINTS, 'debug.crash.during-reconciling': 'true' },
+        timeoutMs: START_TIMEOUT_MS,
+      });
     } else if (separateStandby) {
       // The job does not need it: a crash before it is up only makes the job wait for a leader.
-      r.background('starting the standby JobMaster jm-2', () => r.cluster.startJobMaster('jm-2', NO_CRASH_POINTS));
+      r.background('starting the standby JobMaster jm-2', () =>
+        r.cluster.startJobMaster({ id: 'jm-2', config: NO_CRASH_POINTS, timeoutMs: START_TIMEOUT_MS }),
+      );
     }
 
     // A crash point may fire while the job is submitted: watch jm-1 from before submission.
@@ -114,7 +156,9 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
     let markReady: () => void = () => {};
     const monitorReady = new Promise<void>((res) => (markReady = res));
     r.submittedAt = Date.now();
-    const submission = r.cluster.submit(JOB_MODULES[plan.job.job], jobArgs(plan.job, input, output));
+    const submission = r.cluster
+      .submit(JOB_MODULES[plan.job.job], jobArgs(plan.job, input, output))
+      .then((s) => s.jobId);
     let crashWatch: Promise<void> | undefined;
     if (crash >= 0) {
       crashWatch = (async () => {
@@ -142,19 +186,29 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
 
     // The verdict: the job must finish by the deadline with exactly the expected output.
     const deadline = r.submittedAt + opts.deadlineMs;
-    await r.monitor.waitFor((s) => s.state !== undefined && isTerminalJobState(s.state), Math.max(0, deadline - Date.now()));
+    await r.monitor.waitFor(
+      (s) => s.state !== undefined && isTerminalJobState(s.state),
+      Math.max(0, deadline - Date.now()),
+    );
     await r.settleBackground();
     const final: JobStatus__Output | undefined = r.monitor.terminal;
     if (!final) {
       const last = r.monitor.latest();
       const notFound = r.monitor.samples.slice(-20).every((s) => s.notFound);
       if (notFound && r.monitor.samples.length >= 20) r.problem('lost', `the leader no longer knows job ${r.jobId}`);
-      else r.problem('stuck', `job ${r.jobId} did not finish within ${opts.deadlineMs} ms (last seen ${last ? `${last.state}, ${last.finished} tasks finished, epoch ${last.epoch}` : 'never'})`);
+      else
+        r.problem(
+          'stuck',
+          `job ${r.jobId} did not finish within ${opts.deadlineMs} ms (last seen ${last ? `${last.state}, ${last.finished} tasks finished, epoch ${last.epoch}` : 'never'})`,
+        );
     } else {
       result.finalState = final.state;
       for (const rep of final.recoveries) result.recoveries.push(recoveryRecord(rep));
       if (final.state !== 'FINISHED') {
-        r.problem('lost', `job ${r.jobId} ended ${final.state}${final.failure ? `: ${final.failure.split('\n')[0]}` : ''}`);
+        r.problem(
+          'lost',
+          `job ${r.jobId} ended ${final.state}${final.failure ? `: ${final.failure.split('\n')[0]}` : ''}`,
+        );
       } else {
         const sink = final.vertices.at(-1);
         const check = await checkOutput(output, expected, sink?.parallelism);
@@ -164,33 +218,65 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
     // Poison and damaged jobs are judged once the main job ended: they must not have reached it.
     await r.runAfterJobChecks();
     await r.monitor.stop();
+    // Finished tasks at each fault and kept vs rerun, from the TaskManager logs.
+    const events = await allTaskEvents(r);
+    countFinishedAtFaults(records, events, r.jobId, r.submittedAt);
     // The JobMaster's end time, not the monitor's (which polls): a kill just after it is after the end.
-    result.recovery = classifyRecovery(records, r.submittedAt, final && final.finished_at_ms > 0 ? final.finished_at_ms : undefined);
+    result.recovery = classifyRecovery(
+      records,
+      r.submittedAt,
+      final && final.finished_at_ms > 0 ? final.finished_at_ms : undefined,
+    );
     r.log(`job ${final?.state ?? 'not finished'} (${result.recovery}); checking`);
 
-    // Finished tasks kept vs rerun, from the TaskManager logs.
-    const events = await allTaskEvents(r);
     const acct = accountTasks(events, r.jobId, r.disruptions, r.tmKills);
     result.tasks = acct;
     for (const v of acct.reruns.filter((x) => x.violation)) {
-      r.problem('rerun-durable', `${v.vertexName} ${v.subtask} attempt ${v.attempt} finished on ${v.taskManagerId} (which lived), its finished event was durable, yet it ran again after "${v.disruption}"`);
+      r.problem(
+        'rerun-durable',
+        `${v.vertexName} ${v.subtask} attempt ${v.attempt} finished on ${v.taskManagerId} (which lived), its finished event was durable, yet it ran again after "${v.disruption}"`,
+      );
+    }
+    // keep-running-tasks: what was running at a leader kill or pause carries on where it ran.
+    const running = accountRunningTasks(events, r.jobId, r.disruptions, r.tmKills);
+    result.runningTasks = running;
+    if (plan.keepRunningTasks) {
+      for (const v of running.redeploys.filter((x) => x.onLiveTaskManager)) {
+        r.problem(
+          'rerun-running',
+          `${v.vertexName} ${v.subtask.split('#')[1]} attempt ${v.attempt} was running on ${v.taskManagerId} (which lived) at "${v.disruption}", yet it was deployed again instead of adopted (keep-running-tasks on)`,
+        );
+      }
     }
     // Forged calls must have changed nothing: no task canceled or rerun, no fence raised.
     for (const fg of r.forgeries) {
       for (const v of acct.reruns.filter((x) => x.disruption === fg.label)) {
-        r.problem('forgery-accepted', `${v.vertexName} ${v.subtask} attempt ${v.attempt} (finished on ${v.taskManagerId}) ran again after "${fg.label}" with no failover`);
+        r.problem(
+          'forgery-accepted',
+          `${v.vertexName} ${v.subtask} attempt ${v.attempt} (finished on ${v.taskManagerId}) ran again after "${fg.label}" with no failover`,
+        );
       }
       const next = Math.min(Infinity, ...r.disruptions.filter((d) => d.at > fg.at).map((d) => d.at));
-      const canceled = events.filter((e) => e.jobId === r.jobId && e.event === 'task.cancel' && e.time >= fg.at && e.time < next);
-      if (canceled.length > 0) r.problem('forgery-accepted', `${canceled.length} task(s) canceled after "${fg.label}" with no failover, e.g. ${canceled[0]!.vertexName} ${canceled[0]!.subtask} on ${canceled[0]!.taskManagerId}`);
+      const canceled = events.filter(
+        (e) => e.jobId === r.jobId && e.event === 'task.cancel' && e.time >= fg.at && e.time < next,
+      );
+      if (canceled.length > 0)
+        r.problem(
+          'forgery-accepted',
+          `${canceled.length} task(s) canceled after "${fg.label}" with no failover, e.g. ${canceled[0]!.vertexName} ${canceled[0]!.subtask} on ${canceled[0]!.taskManagerId}`,
+        );
       for (const p of await poisonedFences(r, fg.at)) r.problem('forgery-accepted', p);
     }
     // A leader that was stopped and resumed must not act any more.
     for (const fc of r.fencingChecks) {
-      const stale = events.filter((e) => e.jobId === r.jobId && e.event === 'task.deploy' && e.epoch === fc.epoch && e.time > fc.resumedAt);
-      if (stale.length > 0) r.problem('not-fenced', `${fc.id} (epoch ${fc.epoch}) deployed ${stale.length} task(s) after it was resumed`);
+      const stale = events.filter(
+        (e) => e.jobId === r.jobId && e.event === 'task.deploy' && e.epoch === fc.epoch && e.time > fc.resumedAt,
+      );
+      if (stale.length > 0)
+        r.problem('not-fenced', `${fc.id} (epoch ${fc.epoch}) deployed ${stale.length} task(s) after it was resumed`);
       const back = r.monitor.epochChanges.filter((c) => c.at > fc.resumedAt && c.epoch <= fc.epoch);
-      if (back.length > 0) r.problem('not-fenced', `leader.json went back to epoch ${back[0]!.epoch} after ${fc.id} was resumed`);
+      if (back.length > 0)
+        r.problem('not-fenced', `leader.json went back to epoch ${back[0]!.epoch} after ${fc.id} was resumed`);
     }
     for (const loss of r.leaderLosses) {
       const rec = r.monitor.recoveredAfter(loss.at, loss.epoch);
@@ -203,7 +289,7 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
     await r.monitor?.stop().catch(() => undefined);
     await r.settleBackground().catch(() => undefined);
     r.net?.end();
-    if (r.cluster) await r.cluster.down().catch(() => r.cluster.killAll());
+    if (r.cluster) await r.cluster.stop().catch(() => r.cluster.killAllSync());
     await r.etcd?.stopAll().catch(() => undefined);
     if (r.net && !(await r.net.removeCgroups())) r.warnings.push(`cgroup ${r.net.root} still in use after the run`);
   }
@@ -217,4 +303,3 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
   }
   return result;
 }
-

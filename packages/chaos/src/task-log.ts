@@ -4,46 +4,10 @@
  * disk right after the fault.
  */
 
-export interface TaskEvent {
-  readonly event: 'task.deploy' | 'task.finish' | 'task.fail' | 'task.cancel';
-  readonly jobId: string;
-  readonly vertexId: string;
-  readonly vertexName: string;
-  readonly subtask: number;
-  readonly attempt: number;
-  readonly taskManagerId: string;
-  readonly epoch?: number;
-  readonly time: number;
-}
+// One parser of the task lifecycle lines, shared with the cluster driver the tests use.
+import { parseTaskEvents, type TaskEvent } from '@rebound/cli/testing';
 
-const TASK_EVENTS = new Set(['task.deploy', 'task.finish', 'task.fail', 'task.cancel']);
-
-/** Parses the task lifecycle lines of a TaskManager's pino log (other lines are skipped). */
-export function parseTaskEvents(log: string, taskManagerId: string): TaskEvent[] {
-  const events: TaskEvent[] = [];
-  for (const line of log.split('\n')) {
-    if (!line.includes('"task.')) continue;
-    let o: Record<string, unknown>;
-    try {
-      o = JSON.parse(line) as Record<string, unknown>;
-    } catch {
-      continue;
-    }
-    if (typeof o.event !== 'string' || !TASK_EVENTS.has(o.event)) continue;
-    events.push({
-      event: o.event as TaskEvent['event'],
-      jobId: String(o.jobId ?? ''),
-      vertexId: String(o.vertexId ?? ''),
-      vertexName: String(o.vertexName ?? ''),
-      subtask: Number(o.subtask ?? 0),
-      attempt: Number(o.attempt ?? 0),
-      taskManagerId: typeof o.taskManagerId === 'string' ? o.taskManagerId : taskManagerId,
-      ...(typeof o.epoch === 'number' ? { epoch: o.epoch } : {}),
-      time: Number(o.time ?? 0),
-    });
-  }
-  return events;
-}
+export { parseTaskEvents, type TaskEvent };
 
 export function subtaskKey(vertexId: string, subtask: number): string {
   return `${vertexId}#${subtask}`;
@@ -121,22 +85,32 @@ export function accountTasks(
     for (const [key, fin] of last) {
       if (fin.event !== 'task.finish') continue;
       finishedBeforeFault++;
-      const redeploy = mine.find((e) => e.event === 'task.deploy' && e.time >= d.at && e.time < end && subtaskKey(e.vertexId, e.subtask) === key);
+      const redeploy = mine.find(
+        (e) => e.event === 'task.deploy' && e.time >= d.at && e.time < end && subtaskKey(e.vertexId, e.subtask) === key,
+      );
       if (!redeploy) {
         kept++;
         continue;
       }
-      const taskManagerLived = !tmKills.some((k) => k.id === fin.taskManagerId && k.at >= fin.time && k.at <= redeploy.time);
+      const taskManagerLived = !tmKills.some(
+        (k) => k.id === fin.taskManagerId && k.at >= fin.time && k.at <= redeploy.time,
+      );
       const durable = d.durableFinished.get(key) === fin.attempt;
       // Destroyed output stays destroyed: a partition deleted by an earlier fault may only be
       // missed by its consumer after a later one.
-      const destroyedBy = sorted.find((x) => x.at >= fin.time && x.at <= redeploy.time && x.destroyedPartitions?.has(key));
-      const releasedBy = sorted.find((x) => x.at >= fin.time && x.at <= redeploy.time && x.releasedOn?.has(fin.taskManagerId));
+      const destroyedBy = sorted.find(
+        (x) => x.at >= fin.time && x.at <= redeploy.time && x.destroyedPartitions?.has(key),
+      );
+      const releasedBy = sorted.find(
+        (x) => x.at >= fin.time && x.at <= redeploy.time && x.releasedOn?.has(fin.taskManagerId),
+      );
       const lostBy = sorted.find((x) => x.at >= fin.time && x.at <= redeploy.time && x.lostOn?.has(fin.taskManagerId));
       let excuse: string | undefined;
       if (destroyedBy) excuse = `the fault "${destroyedBy.label}" deleted its partition`;
-      else if (releasedBy) excuse = 'its TaskManager released the retained partitions after taskmanager.registration.timeout';
-      else if (lostBy) excuse = `a heartbeat timeout during "${lostBy.label}" made the leader take its TaskManager for lost`;
+      else if (releasedBy)
+        excuse = 'its TaskManager released the retained partitions after taskmanager.registration.timeout';
+      else if (lostBy)
+        excuse = `a heartbeat timeout during "${lostBy.label}" made the leader take its TaskManager for lost`;
       else if (d.logCorrupted) excuse = 'the fault corrupted the event log: the job restarts from scratch by design';
       reruns.push({
         subtask: key,
@@ -156,4 +130,116 @@ export function accountTasks(
   const violations = reruns.filter((r) => r.violation).length;
   const rerunExcused = reruns.filter((r) => r.durable && r.taskManagerLived && r.excuse !== undefined).length;
   return { finishedBeforeFault, kept, rerun: reruns.length, rerunExcused, violations, reruns };
+}
+
+/**
+ * Subtasks of `jobId` whose last lifecycle event in the TaskManagers' logs before `at` is
+ * `task.finish`: the finished work a fault at `at` put to the test. Read from the TaskManagers,
+ * not from the leader's status, which may count a task finished that no TaskManager finished (or
+ * lag behind one that did).
+ */
+export function finishedBefore(events: readonly TaskEvent[], jobId: string, at: number): number {
+  const last = new Map<string, TaskEvent>();
+  for (const e of [...events].sort((a, b) => a.time - b.time)) {
+    if (e.jobId !== jobId) continue;
+    if (e.time >= at) break;
+    last.set(subtaskKey(e.vertexId, e.subtask), e);
+  }
+  return [...last.values()].filter((e) => e.event === 'task.finish').length;
+}
+
+/** The menu's faults that take the leader down while the TaskManagers stay reachable. */
+export const LEADER_LOSS_LABELS: readonly string[] = ['leader-kill:', 'leader-pause:'];
+
+export interface RunningRedeploy {
+  readonly subtask: string;
+  readonly vertexName: string;
+  readonly attempt: number;
+  readonly taskManagerId: string;
+  readonly deployedAt: number;
+  readonly redeployedAt: number;
+  readonly disruption: string;
+  /** Its TaskManager lived and no fault cut it off or made it drop its kept tasks. */
+  readonly onLiveTaskManager: boolean;
+}
+
+export interface RunningAccounting {
+  /** Subtasks running (deployed, not ended) at a leader kill or pause, summed over those faults. */
+  readonly runningAtFault: number;
+  /** Of those, deployed again before the next disruption. */
+  readonly redeployed: number;
+  /** Of the redeployed, those that ran on a live TaskManager the next leader could reach. */
+  readonly redeployedOnLiveTaskManager: number;
+  readonly redeploys: readonly RunningRedeploy[];
+}
+
+/**
+ * Issue 21 (keep-running-tasks): for each leader kill or pause, the subtasks whose last lifecycle
+ * event before it was `task.deploy` were running; one deployed again before the next disruption
+ * was not adopted. With the key on, that is a violation unless its TaskManager died, was cut off
+ * (`lostOn`), released its kept tasks (`releasedOn`), the fault left an unreadable log, or the
+ * attempt failed by itself (a task.fail with an error code) before it was deployed again.
+ */
+export function accountRunningTasks(
+  events: readonly TaskEvent[],
+  jobId: string,
+  disruptions: readonly Disruption[],
+  tmKills: readonly { readonly id: string; readonly at: number }[],
+): RunningAccounting {
+  const mine = events.filter((e) => e.jobId === jobId).sort((a, b) => a.time - b.time);
+  const sorted = [...disruptions].sort((a, b) => a.at - b.at);
+  const redeploys: RunningRedeploy[] = [];
+  let runningAtFault = 0;
+  sorted.forEach((d, i) => {
+    if (!LEADER_LOSS_LABELS.some((l) => d.label.startsWith(l))) return;
+    const end = sorted[i + 1]?.at ?? Infinity;
+    const last = new Map<string, TaskEvent>();
+    for (const e of mine) {
+      if (e.time >= d.at) break;
+      last.set(subtaskKey(e.vertexId, e.subtask), e);
+    }
+    for (const [key, dep] of last) {
+      if (dep.event !== 'task.deploy') continue;
+      runningAtFault++;
+      const redeploy = mine.find(
+        (e) => e.event === 'task.deploy' && e.time >= d.at && e.time < end && subtaskKey(e.vertexId, e.subtask) === key,
+      );
+      if (!redeploy) continue;
+      const lived = !tmKills.some((k) => k.id === dep.taskManagerId && k.at >= dep.time && k.at <= redeploy.time);
+      const cutOff = sorted.some(
+        (x) =>
+          x.at >= dep.time &&
+          x.at <= redeploy.time &&
+          (x.lostOn?.has(dep.taskManagerId) || x.releasedOn?.has(dep.taskManagerId) || x.logCorrupted),
+      );
+      // The attempt failed by itself while there was no leader (a partition it read was deleted,
+      // say): there was nothing left to adopt. A TaskManager's own abort logs no error code.
+      const failedByItself = mine.some(
+        (e) =>
+          e.event === 'task.fail' &&
+          e.code !== undefined &&
+          subtaskKey(e.vertexId, e.subtask) === key &&
+          e.attempt === dep.attempt &&
+          e.taskManagerId === dep.taskManagerId &&
+          e.time >= d.at &&
+          e.time <= redeploy.time,
+      );
+      redeploys.push({
+        subtask: key,
+        vertexName: dep.vertexName,
+        attempt: dep.attempt,
+        taskManagerId: dep.taskManagerId,
+        deployedAt: dep.time,
+        redeployedAt: redeploy.time,
+        disruption: d.label,
+        onLiveTaskManager: lived && !cutOff && !failedByItself,
+      });
+    }
+  });
+  return {
+    runningAtFault,
+    redeployed: redeploys.length,
+    redeployedOnLiveTaskManager: redeploys.filter((r) => r.onLiveTaskManager).length,
+    redeploys,
+  };
 }

@@ -5,7 +5,16 @@
  *   --rows N --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]
  */
 import { defineJob, rowGeneratorSource } from '@rebound/api';
-import { intOption, parseOptions, required, formatQ1, lineItem, mergeQ1, q1Acc, Q1_SHIP_DATE_CUTOFF } from '@rebound/example-support';
+import {
+  intOption,
+  parseOptions,
+  required,
+  formatQ1,
+  lineItem,
+  mergeQ1,
+  q1Acc,
+  Q1_SHIP_DATE_CUTOFF,
+} from '@rebound/example-support';
 import { DelayedSource } from './delayed-source.js';
 
 const USAGE = 'aggregation --rows N --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]';
@@ -17,7 +26,10 @@ export default defineJob('chaos-aggregation', (env, args) => {
   const splitSize = intOption(o['split-size'], 'split-size', 100_000, 1);
   const batchSize = intOption(o['batch-size'], 'batch-size', 1000, 1);
   const delayMs = intOption(o['batch-delay-ms'], 'batch-delay-ms', 0);
-  const source = new DelayedSource(rowGeneratorSource(rows, (i) => lineItem(seed, i), { splitSize, batchSize }), delayMs);
+  const source = new DelayedSource(
+    rowGeneratorSource(rows, (i) => lineItem(seed, i), { splitSize, batchSize }),
+    delayMs,
+  );
   env
     .fromSource(source, 'Source: Lineitem')
     .filter((item) => item.shipdate <= Q1_SHIP_DATE_CUTOFF)

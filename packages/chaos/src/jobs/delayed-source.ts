@@ -1,5 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { hashKey, type Source, type SourceReader, type SourceReaderContext, type SourceSplit, type SplitEnumerator, type SplitEnumeratorContext } from '@rebound/api';
+import {
+  hashKey,
+  type Source,
+  type SourceReader,
+  type SourceReaderContext,
+  type SourceSplit,
+  type SplitEnumerator,
+  type SplitEnumeratorContext,
+} from '@rebound/api';
 
 /**
  * Wraps a source so that its reader sleeps before each batch: the chaos jobs must run long
@@ -29,11 +37,16 @@ export class DelayedSource<T, Split extends SourceSplit, State> implements Sourc
     return this.inner.estimateSplits?.();
   }
 
-  createEnumerator(ctx: SplitEnumeratorContext<Split>): SplitEnumerator<Split, State> | Promise<SplitEnumerator<Split, State>> {
+  createEnumerator(
+    ctx: SplitEnumeratorContext<Split>,
+  ): SplitEnumerator<Split, State> | Promise<SplitEnumerator<Split, State>> {
     return this.inner.createEnumerator(ctx);
   }
 
-  restoreEnumerator(ctx: SplitEnumeratorContext<Split>, state: State): SplitEnumerator<Split, State> | Promise<SplitEnumerator<Split, State>> {
+  restoreEnumerator(
+    ctx: SplitEnumeratorContext<Split>,
+    state: State,
+  ): SplitEnumerator<Split, State> | Promise<SplitEnumerator<Split, State>> {
     return this.inner.restoreEnumerator(ctx, state);
   }
 

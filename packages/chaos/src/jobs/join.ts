@@ -7,10 +7,19 @@ import { defineJob, rowGeneratorSource } from '@rebound/api';
 import { intOption, parseOptions, required, customer, formatJoined, order } from '@rebound/example-support';
 import { DelayedSource } from './delayed-source.js';
 
-const USAGE = 'join --orders N --customers M --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]';
+const USAGE =
+  'join --orders N --customers M --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]';
 
 export default defineJob('chaos-join', (env, args) => {
-  const o = parseOptions(args, USAGE, ['orders', 'customers', 'output', 'seed', 'split-size', 'batch-size', 'batch-delay-ms']);
+  const o = parseOptions(args, USAGE, [
+    'orders',
+    'customers',
+    'output',
+    'seed',
+    'split-size',
+    'batch-size',
+    'batch-delay-ms',
+  ]);
   const orders = intOption(required(o.orders, 'orders', USAGE), 'orders', 0);
   const customers = intOption(required(o.customers, 'customers', USAGE), 'customers', 0);
   const seed = intOption(o.seed, 'seed', 7);
@@ -18,11 +27,17 @@ export default defineJob('chaos-join', (env, args) => {
   const batchSize = intOption(o['batch-size'], 'batch-size', 1000, 1);
   const delayMs = intOption(o['batch-delay-ms'], 'batch-delay-ms', 0);
   const orderRows = env.fromSource(
-    new DelayedSource(rowGeneratorSource(orders, (i) => order(seed, i, customers), { splitSize, batchSize }), delayMs),
+    new DelayedSource(
+      rowGeneratorSource(orders, (i) => order(seed, i, customers), { splitSize, batchSize }),
+      delayMs,
+    ),
     'Source: Orders',
   );
   const customerRows = env.fromSource(
-    new DelayedSource(rowGeneratorSource(customers, (i) => customer(seed, i), { splitSize, batchSize }), delayMs),
+    new DelayedSource(
+      rowGeneratorSource(customers, (i) => customer(seed, i), { splitSize, batchSize }),
+      delayMs,
+    ),
     'Source: Customers',
   );
   orderRows
