@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process';
-import { rm, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { lstat, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
+import { isProcessAlive } from '@rebound/cli';
 import { ClusterSecurity, Configuration, ErrorCode, fromServiceError, loadProto } from '@rebound/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalCluster, REPO_ROOT, runRebound, suiteFailed } from './harness.js';
@@ -19,13 +21,26 @@ function callRaw(client: grpc.Client, method: MethodDef): Promise<grpc.ServiceEr
   const deadline = Date.now() + 10_000;
   return new Promise((resolve) => {
     if (method.responseStream) {
-      const stream = client.makeServerStreamRequest(method.path, method.requestSerialize, method.responseDeserialize, {}, new grpc.Metadata(), { deadline });
+      const stream = client.makeServerStreamRequest(
+        method.path,
+        method.requestSerialize,
+        method.responseDeserialize,
+        {},
+        new grpc.Metadata(),
+        { deadline },
+      );
       stream.on('data', () => {});
       stream.on('error', (err: grpc.ServiceError) => resolve(err));
       stream.on('end', () => resolve('OK'));
     } else {
-      client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, {}, new grpc.Metadata(), { deadline }, (err) =>
-        resolve(err ?? 'OK'),
+      client.makeUnaryRequest(
+        method.path,
+        method.requestSerialize,
+        method.responseDeserialize,
+        {},
+        new grpc.Metadata(),
+        { deadline },
+        (err) => resolve(err ?? 'OK'),
       );
     }
   });
@@ -81,16 +96,48 @@ describe('authentication', () => {
         }
       }
     }
-    // 5 Dispatcher + 6 JobMasterGateway + 6 TaskExecutorGateway (HeartbeatFromJobManager included)
-    // + 1 PartitionService, twice.
-    expect(refused).toHaveLength(36);
+    // 6 Dispatcher (the FetchJobResult stream included) + 6 JobMasterGateway + 6
+    // TaskExecutorGateway (HeartbeatFromJobManager included) + 1 PartitionService, twice.
+    expect(refused).toHaveLength(38);
+  });
+
+  it('a malformed cookie, header or query is no credential: 401 from both servers, both stay up', async () => {
+    const processes = await cluster.processes();
+    const jm = processes.find((p) => p.role === 'jobmaster')!;
+    const tm = processes.find((p) => p.role === 'taskmanager')!;
+    const bad: Record<string, string>[] = [
+      { cookie: 'rebound_token=%' },
+      { cookie: 'rebound_token=%E0%A4%A' },
+      { cookie: 'rebound_session=%; rebound_token=%ff' },
+      { cookie: '=;;=%;rebound_token' },
+      { authorization: 'Bearer %' },
+      { authorization: 'Basic' },
+    ];
+    for (const base of [`${jm.restUrl!}/overview`, `${tm.metricsUrl!}/metrics`, `${jm.restUrl!}/overview?token=%`]) {
+      for (const headers of bad) {
+        const res = await fetch(base, { headers, signal: AbortSignal.timeout(10_000) });
+        expect(res.status, `${base} ${JSON.stringify(headers)}`).toBe(401);
+        await res.body?.cancel();
+      }
+    }
+    // The daemons are alive and serve a good credential.
+    for (const url of [`${jm.restUrl!}/overview`, `${tm.metricsUrl!}/metrics`]) {
+      const res = await fetch(url, { headers: cluster.security().httpHeaders(), signal: AbortSignal.timeout(10_000) });
+      expect(res.status, url).toBe(200);
+      await res.body?.cancel();
+    }
+    for (const p of processes) expect(isProcessAlive(p.pid, p.id), p.id).toBe(true);
   });
 
   it('the CLI says which secret to use, and works with it', async () => {
     const noSecret = await runRebound(['list', '--ha-dir', cluster.haDir], { env: { REBOUND_AUTH_TOKEN_FILE: '' } });
     expect(noSecret.code).toBe(1);
-    expect(noSecret.stderr.trim()).toMatch(/^rebound: .*refused: the call carries no cluster secret; set security\.auth\.token-file to the cluster's secret file$/);
-    const withSecret = await runRebound(['list', '--ha-dir', cluster.haDir], { env: { REBOUND_AUTH_TOKEN_FILE: join(cluster.workdir, 'secret') } });
+    expect(noSecret.stderr.trim()).toMatch(
+      /^rebound: .*refused: the call carries no cluster secret; set security\.auth\.token-file to the cluster's secret file$/,
+    );
+    const withSecret = await runRebound(['list', '--ha-dir', cluster.haDir], {
+      env: { REBOUND_AUTH_TOKEN_FILE: join(cluster.workdir, 'secret') },
+    });
     expect(withSecret.code, withSecret.stderr).toBe(0);
     // Through the work directory (cluster.json) the CLI finds the secret by itself.
     const viaWorkdir = await cluster.rebound(['list']);
@@ -123,8 +170,75 @@ describe('mutual TLS', () => {
       },
     });
     const files = await generateTextFiles(join(dir, 'in'), { files: 3, linesPerFile: 80, seed: 5 });
-    const run = await cluster.submit('examples/wordcount.ts', ['--input', join(dir, 'in'), '--output', join(dir, 'out')], { wait: true });
+    const run = await cluster.submit(
+      'examples/wordcount.ts',
+      ['--input', join(dir, 'in'), '--output', join(dir, 'out')],
+      { wait: true },
+    );
     expect(run.code, run.stderr).toBe(0);
     expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(join(dir, 'out')))).toEqual([]);
+  });
+
+  it('refuses a client without a certificate, or with one the cluster CA did not sign, before any RPC', async () => {
+    const strangers = join(dir, 'strangers');
+    execFileSync('bash', [join(REPO_ROOT, 'scripts', 'make-certs.sh'), strangers]);
+    const secret = { 'security.auth.token-file': join(cluster.workdir, 'secret') };
+    const certs = join(dir, 'certs');
+    const tls = (d: string) =>
+      ClusterSecurity.fromConfig(
+        Configuration.of({
+          ...secret,
+          'security.ssl.internal.enabled': 'true',
+          'security.ssl.internal.ca': join(certs, 'ca.pem'),
+          'security.ssl.internal.cert': join(d, 'cert.pem'),
+          'security.ssl.internal.key': join(d, 'key.pem'),
+        }),
+      );
+    const proto = loadProto();
+    const jm = (await cluster.processes()).find((p) => p.role === 'jobmaster')!;
+    const listJobs = (credentials: grpc.ChannelCredentials, security: ClusterSecurity) =>
+      new Promise<grpc.ServiceError | null>((resolve) => {
+        const client = new proto.Dispatcher(jm.address, credentials, security.channelOptions());
+        client.ListJobs({}, { deadline: Date.now() + 10_000 }, (err) => {
+          client.close();
+          resolve(err);
+        });
+      });
+    const withSecret = ClusterSecurity.fromConfig(Configuration.of(secret));
+    // The cluster's own certificate: served.
+    const member = tls(certs);
+    expect(await listJobs(member.channelCredentials(), member)).toBeNull();
+    // TLS that trusts the cluster CA but presents no client certificate, another CA's certificate,
+    // and plain text: no call gets through, although each carries the cluster secret.
+    const ca = readFileSync(join(certs, 'ca.pem'));
+    for (const [what, credentials] of [
+      ['no client certificate', grpc.credentials.createSsl(ca)],
+      [
+        'a certificate of another CA',
+        grpc.credentials.createSsl(
+          ca,
+          readFileSync(join(strangers, 'key.pem')),
+          readFileSync(join(strangers, 'cert.pem')),
+        ),
+      ],
+      ['plain text', grpc.credentials.createInsecure()],
+    ] as const) {
+      const err = await listJobs(credentials, withSecret);
+      expect(err, what).not.toBeNull();
+      expect(err!.code, `${what}: ${err!.details}`).toBe(grpc.status.UNAVAILABLE);
+    }
+  });
+
+  it('leaves nothing in the work directory that another local user can read', async () => {
+    const open: string[] = [];
+    const walk = async (path: string): Promise<void> => {
+      const st = await lstat(path);
+      if (st.isSymbolicLink()) return;
+      const want = st.isDirectory() ? 0o700 : 0o600;
+      if ((st.mode & 0o777) !== want) open.push(`${(st.mode & 0o777).toString(8)} ${path}`);
+      if (st.isDirectory()) for (const name of await readdir(path)) await walk(join(path, name));
+    };
+    await walk(cluster.workdir);
+    expect(open).toEqual([]);
   });
 });

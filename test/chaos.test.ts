@@ -2,7 +2,17 @@ import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { describeCrashPoint, faultKindsFor, parseChaosArgs, planRun, replayCommand, runOne, type FaultKind, type RunPlanOptions, type RunResult } from '@rebound/chaos';
+import {
+  describeCrashPoint,
+  faultKindsFor,
+  parseChaosArgs,
+  planRun,
+  replayCommand,
+  runOne,
+  type FaultKind,
+  type RunPlanOptions,
+  type RunResult,
+} from '@rebound/chaos';
 import { REPO_ROOT } from './harness.js';
 import { makeTempDir } from './util.js';
 
@@ -15,7 +25,10 @@ import { makeTempDir } from './util.js';
 
 function chaosCli(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'scripts', 'chaos.ts'), ...args], { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'scripts', 'chaos.ts'), ...args], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
@@ -27,9 +40,15 @@ function chaosCli(args: readonly string[]): Promise<{ code: number | null; stdou
 
 describe('npm run chaos: bad input', () => {
   it.each([
-    [['--seed', '1', '--faults', 'leader-kill,meteor-strike'], /^chaos: unknown fault 'meteor-strike'; known faults: leader-kill, /],
+    [
+      ['--seed', '1', '--faults', 'leader-kill,meteor-strike'],
+      /^chaos: unknown fault 'meteor-strike'; known faults: leader-kill, /,
+    ],
     [['--seed', 'twelve'], /^chaos: --seed must be a non-negative integer, got 'twelve'$/],
-    [['--seed', '1', '--crash-point', 'before-event=JobFinished:1'], /^chaos: --crash-point before-event=JobFinished:1 can never trigger: there is no event type 'JobFinished'/],
+    [
+      ['--seed', '1', '--crash-point', 'before-event=JobFinished:1'],
+      /^chaos: --crash-point before-event=JobFinished:1 can never trigger: there is no event type 'JobFinished'/,
+    ],
   ])('%j: one clear line, exit code 2', async (args, line) => {
     const r = await chaosCli(args);
     expect(r.code).toBe(2);
@@ -50,12 +69,18 @@ interface CiRun {
  * triggers, so that every fault lands while the job still runs.
  */
 const CI_RUNS: readonly CiRun[] = [
-  { seed: 11, options: { pool: ['crash-point'], crashPoint: { kind: 'after-event', eventType: 'ExecutionVertexFinished', n: 3 } } },
+  {
+    seed: 11,
+    options: { pool: ['crash-point'], crashPoint: { kind: 'after-event', eventType: 'ExecutionVertexFinished', n: 3 } },
+  },
   { seed: 12, options: { pool: ['double-failure'], job: 'join' } },
   // The run that found the SourceCoordinator's duplicate split after a restore from an older
   // snapshot (see packages/jobmaster/src/source-coordinator.regressions.test.ts).
   { seed: 12, options: { pool: ['jobmasters-pause'] } },
-  { seed: 277, options: { pool: ['leader-kill', 'tm-kill-leaderless', 'partition-delete'], faultsPerRun: 3, job: 'wordcount' } },
+  {
+    seed: 277,
+    options: { pool: ['leader-kill', 'tm-kill-leaderless', 'partition-delete'], faultsPerRun: 3, job: 'wordcount' },
+  },
   { seed: 78, options: { pool: ['tm-kill-after-recovery', 'leader-pause'], faultsPerRun: 2, job: 'wordcount' } },
   { seed: 199, options: { pool: ['torn-tail', 'flipped-byte'], faultsPerRun: 2, job: 'aggregation' } },
   // A hostile or careless user: damaged-job-dir first (its second job must finish before the
@@ -88,31 +113,35 @@ describe('chaos harness: a fixed set of seeds covering every fault kind', () => 
    */
   const SLOWDOWNS = [1, 3, 9] as const;
 
-  it.each(CI_RUNS)('seed $seed ($options.pool): correct output, nothing durable rerun', { timeout: 900_000 }, async ({ seed, options }) => {
-    workRoot ??= await makeTempDir('rebound-chaos-ci-');
-    for (const slowdown of SLOWDOWNS) {
-      const plan = planRun(seed, { ...options, slowdown });
-      const cli = ['--seed', String(seed), '--faults', (options.pool ?? []).join(',')];
-      if (options.job) cli.push('--job', options.job);
-      if (options.faultsPerRun) cli.push('--faults-per-run', String(options.faultsPerRun));
-      if (options.crashPoint) cli.push('--crash-point', describeCrashPoint(options.crashPoint));
-      if (slowdown !== 1) cli.push('--slowdown', String(slowdown));
-      const replay = replayCommand(parseChaosArgs(cli), seed);
-      const result: RunResult = await runOne({ run: 0, plan, workRoot, deadlineMs: 200_000, replayCommand: replay });
-      if (result.outcome !== 'ok') failed = true;
-      const context = `replay: ${replay}${result.workdir ? `; work directory ${result.workdir}` : ''}`;
-      expect(result.problems, context).toEqual([]);
-      expect(result.outcome).toBe('ok');
-      expect(result.tasks?.violations).toBe(0);
-      const missed = result.faults.filter((f) => !f.injected);
-      if (missed.length > 0 && slowdown !== SLOWDOWNS.at(-1)) continue;
-      for (const f of result.faults) {
-        expect(f.injected, `${f.description} was not injected (${f.notes.join('; ')}); ${context}`).toBe(true);
-        injected.add(f.kind);
+  it.each(CI_RUNS)(
+    'seed $seed ($options.pool): correct output, nothing durable rerun',
+    { timeout: 900_000 },
+    async ({ seed, options }) => {
+      workRoot ??= await makeTempDir('rebound-chaos-ci-');
+      for (const slowdown of SLOWDOWNS) {
+        const plan = planRun(seed, { ...options, slowdown });
+        const cli = ['--seed', String(seed), '--faults', (options.pool ?? []).join(',')];
+        if (options.job) cli.push('--job', options.job);
+        if (options.faultsPerRun) cli.push('--faults-per-run', String(options.faultsPerRun));
+        if (options.crashPoint) cli.push('--crash-point', describeCrashPoint(options.crashPoint));
+        if (slowdown !== 1) cli.push('--slowdown', String(slowdown));
+        const replay = replayCommand(parseChaosArgs(cli), seed);
+        const result: RunResult = await runOne({ run: 0, plan, workRoot, deadlineMs: 200_000, replayCommand: replay });
+        if (result.outcome !== 'ok') failed = true;
+        const context = `replay: ${replay}${result.workdir ? `; work directory ${result.workdir}` : ''}`;
+        expect(result.problems, context).toEqual([]);
+        expect(result.outcome).toBe('ok');
+        expect(result.tasks?.violations).toBe(0);
+        const missed = result.faults.filter((f) => !f.injected);
+        if (missed.length > 0 && slowdown !== SLOWDOWNS.at(-1)) continue;
+        for (const f of result.faults) {
+          expect(f.injected, `${f.description} was not injected (${f.notes.join('; ')}); ${context}`).toBe(true);
+          injected.add(f.kind);
+        }
+        return;
       }
-      return;
-    }
-  });
+    },
+  );
 
   it('injected every fault kind', () => {
     expect([...injected].sort()).toEqual([...FILE_KINDS].sort());

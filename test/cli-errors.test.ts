@@ -26,6 +26,8 @@ describe.concurrent('rebound: bad input', () => {
     await writeFile(join(dir, 'package.json'), '{ "type": "module" }\n');
     await writeFile(join(dir, 'not-a-job.ts'), 'export const answer = 42;\n');
     await mkdir(join(dir, 'empty-ha'));
+    // Daemons refuse to start without a cluster secret; these tests are about what comes after.
+    await writeFile(join(dir, 'secret'), `${'s'.repeat(32)}\n`, { mode: 0o600 });
     busy = createServer();
     await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
     busyPort = (busy.address() as { port: number }).port;
@@ -42,22 +44,32 @@ describe.concurrent('rebound: bad input', () => {
   });
 
   it('a file that does not export a job', async () => {
-    const r = await runRebound(['submit', join(dir, 'not-a-job.ts'), '--cluster', dir]);
+    const r = await runRebound(['submit', '--cluster', dir, join(dir, 'not-a-job.ts')]);
     expectOneLineError(r, 1, /has no default export; end it with: export default defineJob/);
   });
 
   it('unknown -D key, before anything is submitted', async () => {
-    const r = await runRebound(['submit', 'examples/wordcount.ts', '-D', 'no.such.key=1', '--cluster', dir]);
-    expectOneLineError(r, 1, /unknown configuration key 'no\.such\.key'; see 'rebound config'/);
+    const r = await runRebound(['submit', '-D', 'no.such.key=1', '--cluster', dir, 'examples/wordcount.ts']);
+    expectOneLineError(r, 2, /unknown configuration key 'no\.such\.key'; see 'rebound config'/);
   });
 
   it('bad duration for local up', async () => {
     const r = await runRebound(['local', 'up', '--workdir', join(dir, 'never'), '-D', 'heartbeat.timeout=soon']);
-    expectOneLineError(r, 1, /heartbeat\.timeout: 'soon' is not a duration/);
+    expectOneLineError(r, 2, /heartbeat\.timeout: 'soon' is not a duration/);
   });
 
   it('taskmanager on an empty HA dir', async () => {
-    const r = await runRebound(['taskmanager', '--ha-dir', join(dir, 'empty-ha'), '--slots', '2', '--data-dir', join(dir, 'data')]);
+    const r = await runRebound([
+      'taskmanager',
+      '--ha-dir',
+      join(dir, 'empty-ha'),
+      '--slots',
+      '2',
+      '--data-dir',
+      join(dir, 'data'),
+      '-D',
+      `security.auth.token-file=${join(dir, 'secret')}`,
+    ]);
     expectOneLineError(r, 1, /HA directory .*empty-ha holds neither leader\.json nor epochs\/: .*start a JobMaster/);
   });
 
@@ -67,12 +79,34 @@ describe.concurrent('rebound: bad input', () => {
   });
 
   it('local commands with no cluster', async () => {
-    const r = await runRebound(['local', 'kill-leader', '--workdir', join(dir, 'no-cluster')]);
-    expectOneLineError(r, 1, /no cluster in /);
+    const none = join(dir, 'no-cluster');
+    const r = await runRebound(['local', 'kill-leader', '--workdir', none]);
+    // Only --cluster names a local cluster: the hint offers no --ha-dir or --address.
+    expect(r.stderr).toBe(
+      `rebound: no cluster in ${none} (no cluster.json there); start one with 'rebound local up --cluster ${none}', or pass --cluster with the directory of another\n`,
+    );
+    expect(r.code).toBe(1);
+    for (const cmd of [['local', 'status'], ['local', 'start-jobmaster'], ['config']]) {
+      expectOneLineError(
+        await runRebound([...cmd, '--cluster', none]),
+        1,
+        /or pass --cluster with the directory of another$/,
+      );
+    }
   });
 
   it('JobMaster port in use', async () => {
-    const r = await runRebound(['jobmaster', '--ha-dir', join(dir, 'ha-port'), '--id', 'jm-port', '-D', `jobmaster.port=${busyPort}`]);
+    const r = await runRebound([
+      'jobmaster',
+      '--ha-dir',
+      join(dir, 'ha-port'),
+      '--id',
+      'jm-port',
+      '-D',
+      `jobmaster.port=${busyPort}`,
+      '-D',
+      `security.auth.token-file=${join(dir, 'secret')}`,
+    ]);
     expectOneLineError(r, 1, new RegExp(`port ${busyPort} on 127\\.0\\.0\\.1 is already in use`));
   });
 

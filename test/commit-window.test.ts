@@ -70,7 +70,11 @@ describe('a leader that dies inside the sink commit', () => {
           'execution.batch.adaptive.auto-parallelism.max-parallelism': String(SINK_PARALLELISM),
         },
       });
-      await cluster.waitFor(async () => !(await cluster.isAlive(JOBMASTER)), 120_000, `${JOBMASTER} to die at its crash point in the commit`);
+      await cluster.waitFor(
+        async () => !(await cluster.isAlive(JOBMASTER)),
+        120_000,
+        `${JOBMASTER} to die at its crash point in the commit`,
+      );
       expect(await newLog()).toMatch(/crash point reached: in commit/);
 
       // What the crash left: the manifest, exactly `renames` parts in place, the rest still temporary.

@@ -64,7 +64,14 @@ describe('user operator coordinators', () => {
     const { dir, lines } = await input('plain', [30, 45, 60, 15]);
     const out = join(data, 'plain-out');
     const blockSize = 7;
-    const { jobId } = await cluster.submit(UNIQUE_IDS_JOB, ['--input', dir, '--output', out, '--block-size', String(blockSize)]);
+    const { jobId } = await cluster.submit(UNIQUE_IDS_JOB, [
+      '--input',
+      dir,
+      '--output',
+      out,
+      '--block-size',
+      String(blockSize),
+    ]);
     const final = await cluster.waitForJob(jobId, 60_000);
     const ids = await checkNumbered(out, lines);
     // Blocks are consecutive: each of the 4 subtasks leaves at most part of its last block unused.
@@ -74,9 +81,13 @@ describe('user operator coordinators', () => {
   async function killMidJob(name: string, jobConfig: Record<string, string>) {
     const { dir, lines } = await input(name, [10, 20, 60, 90, 120, 150]);
     const out = join(data, `${name}-out`);
-    const { jobId } = await cluster.submit(UNIQUE_IDS_JOB, ['--input', dir, '--output', out, '--block-size', '5', '--record-delay-ms', '25'], {
-      config: jobConfig,
-    });
+    const { jobId } = await cluster.submit(
+      UNIQUE_IDS_JOB,
+      ['--input', dir, '--output', out, '--block-size', '5', '--record-delay-ms', '25'],
+      {
+        config: jobConfig,
+      },
+    );
     await waitForLog(cluster, jobId, (f) => f.size >= 2, 60_000, 'two finished subtasks');
     const killed = await killLeader(cluster);
     const atKill = finishedInLog(await readEventLog(cluster, jobId));
@@ -91,7 +102,9 @@ describe('user operator coordinators', () => {
 
   it('restores the coordinator from its newest snapshot after a leader SIGKILL: no id handed out twice', async () => {
     // A snapshot with every finished subtask: all of them are recovered.
-    const { atKill, report } = await killMidJob('snapshot-each', { 'execution.batch.job-recovery.snapshot.min-pause': '0 ms' });
+    const { atKill, report } = await killMidJob('snapshot-each', {
+      'execution.batch.job-recovery.snapshot.min-pause': '0 ms',
+    });
     expect(report).toMatchObject({ restartedFromScratch: false, executionsRecovered: atKill.size });
   });
 
@@ -106,7 +119,10 @@ describe('user operator coordinators', () => {
   it.each([
     ['create', /^coordinator of 'Add offset' \(op-\d+\): creating it failed: no offsets today$/],
     ['start', /^coordinator of 'Add offset' \(op-\d+\): start failed: the offset table is missing$/],
-    ['request', /^coordinator of 'Add offset' \(op-\d+\): handling a request of subtask \d+ \(attempt 0\) failed: offset service unreachable$/],
+    [
+      'request',
+      /^coordinator of 'Add offset' \(op-\d+\): handling a request of subtask \d+ \(attempt 0\) failed: offset service unreachable$/,
+    ],
   ])('a coordinator that fails in %s fails the job with a message naming the operator', async (fail, message) => {
     const out = join(data, `broken-${fail}`);
     const { jobId } = await cluster.submit(BROKEN_JOB, ['--output', out, '--fail', fail]);

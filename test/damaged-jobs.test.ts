@@ -26,7 +26,11 @@ describe('damaged job directories', () => {
 
   it('are listed with the reason while a healthy job is taken over by the next leader', async () => {
     const first = await generateTextFiles(join(data, 'in1'), { files: 2, linesPerFile: 50, seed: 1 });
-    const done = await cluster.submit('examples/wordcount.ts', ['--input', join(data, 'in1'), '--output', join(data, 'out1')], { wait: true });
+    const done = await cluster.submit(
+      'examples/wordcount.ts',
+      ['--input', join(data, 'in1'), '--output', join(data, 'out1')],
+      { wait: true },
+    );
     expect(done.code, done.stderr).toBe(0);
     expect(diffMaps(await countWordsInFiles(first), await readSinkOutput(join(data, 'out1')))).toEqual([]);
 
@@ -42,14 +46,31 @@ describe('damaged job directories', () => {
     const gate = join(data, 'gate');
     const splits = 4;
     const records = 50;
-    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', ['--splits', String(splits), '--records', String(records), '--parallelism', '2', '--gate', gate, '--output', out]);
+    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', [
+      '--splits',
+      String(splits),
+      '--records',
+      String(records),
+      '--parallelism',
+      '2',
+      '--gate',
+      gate,
+      '--output',
+      out,
+    ]);
     await cluster.waitFor(async () => (await cluster.status(jobId)).state === 'RUNNING', 30_000, 'the job to run');
 
     const listed = await cluster.rebound(['list', '--json']);
     expect(listed.code, listed.stderr).toBe(0);
     const jobs = (JSON.parse(listed.stdout) as { jobs: { jobId: string; state: string; error: string }[] }).jobs;
-    expect(jobs.find((j) => j.jobId === 'garbage-job')).toMatchObject({ state: 'DAMAGED', error: expect.stringMatching(/jobgraph\.pb cannot be decoded/) });
-    expect(jobs.find((j) => j.jobId === done.jobId)).toMatchObject({ state: 'DAMAGED', error: expect.stringMatching(/status\.json is not valid JSON/) });
+    expect(jobs.find((j) => j.jobId === 'garbage-job')).toMatchObject({
+      state: 'DAMAGED',
+      error: expect.stringMatching(/jobgraph\.pb cannot be decoded/),
+    });
+    expect(jobs.find((j) => j.jobId === done.jobId)).toMatchObject({
+      state: 'DAMAGED',
+      error: expect.stringMatching(/status\.json is not valid JSON/),
+    });
     expect(jobs.find((j) => j.jobId === jobId)?.state).toBe('RUNNING');
 
     expect((await cluster.status(jobId)).state).toBe('RUNNING');
@@ -57,10 +78,14 @@ describe('damaged job directories', () => {
     try {
       killed = await cluster.killLeader();
       // The next leader took the healthy job over (the damaged ones did not stop it) before it can end.
-      await cluster.waitFor(async () => {
-        const s = await cluster.status(jobId);
-        return s.leaderEpoch > killed!.epoch && s.state === 'RUNNING';
-      }, 30_000, 'the next leader to run the job');
+      await cluster.waitFor(
+        async () => {
+          const s = await cluster.status(jobId);
+          return s.leaderEpoch > killed!.epoch && s.state === 'RUNNING';
+        },
+        30_000,
+        'the next leader to run the job',
+      );
     } finally {
       await writeFile(gate, '');
     }
@@ -79,7 +104,12 @@ describe('finished job retention', () => {
   let data: string;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.start({ jobmasters: 1, taskmanagers: 1, slots: 2, config: { 'jobstore.expiration-time': '2 s' } });
+    cluster = await LocalCluster.start({
+      jobmasters: 1,
+      taskmanagers: 1,
+      slots: 2,
+      config: { 'jobstore.expiration-time': '2 s' },
+    });
     data = await makeTempDir('rebound-it-retention-');
   });
 
@@ -90,10 +120,22 @@ describe('finished job retention', () => {
 
   it('removes a finished job directory after jobstore.expiration-time, and the output stays', async () => {
     const files = await generateTextFiles(join(data, 'in'), { files: 2, linesPerFile: 50, seed: 4 });
-    const run = await cluster.submit('examples/wordcount.ts', ['--input', join(data, 'in'), '--output', join(data, 'out')], { wait: true });
+    const run = await cluster.submit(
+      'examples/wordcount.ts',
+      ['--input', join(data, 'in'), '--output', join(data, 'out')],
+      { wait: true },
+    );
     expect(run.code, run.stderr).toBe(0);
     const jobDir = join(cluster.haDir, 'jobs', run.jobId);
-    await cluster.waitFor(async () => !(await stat(jobDir).then(() => true, () => false)), 60_000, `${jobDir} to be removed`);
+    await cluster.waitFor(
+      async () =>
+        !(await stat(jobDir).then(
+          () => true,
+          () => false,
+        )),
+      60_000,
+      `${jobDir} to be removed`,
+    );
     const listed = JSON.parse((await cluster.rebound(['list', '--json'])).stdout) as { jobs: { jobId: string }[] };
     expect(listed.jobs.map((j) => j.jobId)).not.toContain(run.jobId);
     expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(join(data, 'out')))).toEqual([]);

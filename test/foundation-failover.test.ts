@@ -2,7 +2,15 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localStatusReport } from '@rebound/cli';
-import { CHANNEL_OPTIONS, ErrorCode, ReboundError, loadProto, unary, type ClusterSecurity, type TaskExecutorGatewayClient } from '@rebound/core';
+import {
+  CHANNEL_OPTIONS,
+  ErrorCode,
+  ReboundError,
+  loadProto,
+  unary,
+  type ClusterSecurity,
+  type TaskExecutorGatewayClient,
+} from '@rebound/core';
 import type { LeaderInfo } from '@rebound/ha';
 import { expectedNumbered } from './fixtures/numbered-source.js';
 import { LocalCluster, suiteFailed } from './harness.js';
@@ -27,10 +35,18 @@ function parseFenceRejects(log: string, taskManagerId: string): FenceReject[] {
 }
 
 /** Calls every TaskExecutorGateway method that changes state, as a deposed leader of `epoch` would. */
-async function callAsStaleLeader(address: string, epoch: number, security: ClusterSecurity): Promise<Record<string, string>> {
+async function callAsStaleLeader(
+  address: string,
+  epoch: number,
+  security: ClusterSecurity,
+): Promise<Record<string, string>> {
   const Ctor = loadProto().TaskExecutorGateway;
   // With the cluster secret: what is tested here is the epoch fence, not authentication.
-  const client: TaskExecutorGatewayClient = new Ctor(address, security.channelCredentials(), security.channelOptions(CHANNEL_OPTIONS));
+  const client: TaskExecutorGatewayClient = new Ctor(
+    address,
+    security.channelCredentials(),
+    security.channelOptions(CHANNEL_OPTIONS),
+  );
   // A job id no real job has: should the fence let a call through, no real work is harmed.
   const execution = { job_id: 'ffffffffffffffffffffffffffffffff', vertex_id: 'v-probe', subtask: 0, attempt: 0 };
   const outcome = async (p: Promise<unknown>): Promise<string> =>
@@ -40,10 +56,14 @@ async function callAsStaleLeader(address: string, epoch: number, security: Clust
     );
   try {
     return {
-      DeployTask: await outcome(unary(client, client.DeployTask, { epoch, execution, vertex_name: 'probe', parallelism: 1 }, 5_000)),
+      DeployTask: await outcome(
+        unary(client, client.DeployTask, { epoch, execution, vertex_name: 'probe', parallelism: 1 }, 5_000),
+      ),
       CancelTask: await outcome(unary(client, client.CancelTask, { epoch, execution }, 5_000)),
       ReleasePartitions: await outcome(unary(client, client.ReleasePartitions, { epoch, partitions: [] }, 5_000)),
-      DisconnectJob: await outcome(unary(client, client.DisconnectJob, { epoch, job_id: execution.job_id, release_partitions: true }, 5_000)),
+      DisconnectJob: await outcome(
+        unary(client, client.DisconnectJob, { epoch, job_id: execution.job_id, release_partitions: true }, 5_000),
+      ),
     };
   } finally {
     client.close();
@@ -71,10 +91,24 @@ describe('JobMaster failover and fencing', () => {
     const records = 40;
     // Two readers of four 1-second splits each: 3 of 6 slots stay free, so one TaskManager gets no
     // task of the new leader and learns the new epoch only by registering with it.
-    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', ['--splits', String(splits), '--records', String(records), '--delay-ms', '25', '--parallelism', '2', '--output', out]);
+    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', [
+      '--splits',
+      String(splits),
+      '--records',
+      String(records),
+      '--delay-ms',
+      '25',
+      '--parallelism',
+      '2',
+      '--output',
+      out,
+    ]);
     const old = (await cluster.leader())!;
     await cluster.waitFor(
-      async () => (await cluster.taskEvents()).filter((e) => e.jobId === jobId && e.event === 'task.deploy' && e.epoch === old.epoch).length >= 2,
+      async () =>
+        (await cluster.taskEvents()).filter(
+          (e) => e.jobId === jobId && e.event === 'task.deploy' && e.epoch === old.epoch,
+        ).length >= 2,
       30_000,
       'the leader to deploy the source tasks',
     );
@@ -96,12 +130,19 @@ describe('JobMaster failover and fencing', () => {
       );
       expect(next.jobmasterId).not.toBe(old.jobmasterId);
       // Every TaskManager registers with the new leader, which runs the job again (no recovery).
-      await cluster.waitFor(async () => {
-        const o = await cluster.overview();
-        return o.epoch === next.epoch && o.task_managers.length === 3;
-      }, 15_000, 'all TaskManagers to register with the new leader');
       await cluster.waitFor(
-        async () => (await cluster.taskEvents()).some((e) => e.jobId === jobId && e.event === 'task.deploy' && e.epoch === next.epoch),
+        async () => {
+          const o = await cluster.overview();
+          return o.epoch === next.epoch && o.task_managers.length === 3;
+        },
+        15_000,
+        'all TaskManagers to register with the new leader',
+      );
+      await cluster.waitFor(
+        async () =>
+          (await cluster.taskEvents()).some(
+            (e) => e.jobId === jobId && e.event === 'task.deploy' && e.epoch === next.epoch,
+          ),
         15_000,
         'the new leader to deploy the job',
       );
@@ -128,7 +169,9 @@ describe('JobMaster failover and fencing', () => {
       async () =>
         (await cluster.log(old.jobmasterId))
           .split('\n')
-          .some((l) => l.includes('"leadership revoked"') && Number((JSON.parse(l) as { time: number }).time) >= resumedAt),
+          .some(
+            (l) => l.includes('"leadership revoked"') && Number((JSON.parse(l) as { time: number }).time) >= resumedAt,
+          ),
       10_000,
       `${old.jobmasterId} to step down after SIGCONT`,
     );
@@ -146,10 +189,16 @@ describe('JobMaster failover and fencing', () => {
     const firstNew = Math.min(...events.filter((e) => e.epoch === next.epoch).map((e) => e.time));
     // (Tasks of the old epoch failed by themselves when their TaskManager lost the old leader: a
     // cancel of one would have come from the old leader.)
-    const lateOld = events.filter((e) => e.epoch === old.epoch && (e.event === 'task.deploy' || e.event === 'task.cancel') && e.time >= firstNew);
+    const lateOld = events.filter(
+      (e) => e.epoch === old.epoch && (e.event === 'task.deploy' || e.event === 'task.cancel') && e.time >= firstNew,
+    );
     expect(lateOld, 'deployments or cancels of the old epoch after the new one appeared').toEqual([]);
     const rejects = (
-      await Promise.all((await cluster.processes()).filter((p) => p.role === 'taskmanager').map(async (p) => parseFenceRejects(await cluster.log(p.id), p.id)))
+      await Promise.all(
+        (await cluster.processes())
+          .filter((p) => p.role === 'taskmanager')
+          .map(async (p) => parseFenceRejects(await cluster.log(p.id), p.id)),
+      )
     ).flat();
     // Our probes (and anything the old leader tried) were rejected and logged as such.
     expect(rejects.filter((r) => r.epoch === old.epoch).length).toBeGreaterThanOrEqual(4 * 3);
@@ -170,9 +219,13 @@ describe('JobMaster failover and fencing', () => {
     );
     expect(after.jobmasterId).not.toBe(before.jobmasterId);
     // The TaskManagers follow it.
-    await cluster.waitFor(async () => {
-      const o = await cluster.overview();
-      return o.epoch === after.epoch && o.task_managers.length === 3;
-    }, 15_000, 'the TaskManagers to register with the new leader');
+    await cluster.waitFor(
+      async () => {
+        const o = await cluster.overview();
+        return o.epoch === after.epoch && o.task_managers.length === 3;
+      },
+      15_000,
+      'the TaskManagers to register with the new leader',
+    );
   });
 });

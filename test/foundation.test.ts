@@ -12,7 +12,9 @@ function diffLines(expected: readonly string[], actual: readonly string[], max =
   const count = new Map<string, number>();
   for (const l of expected) count.set(l, (count.get(l) ?? 0) + 1);
   for (const l of actual) count.set(l, (count.get(l) ?? 0) - 1);
-  const diffs = [...count].filter(([, n]) => n !== 0).map(([l, n]) => (n > 0 ? `missing ${n}x ${JSON.stringify(l)}` : `unexpected ${-n}x ${JSON.stringify(l)}`));
+  const diffs = [...count]
+    .filter(([, n]) => n !== 0)
+    .map(([l, n]) => (n > 0 ? `missing ${n}x ${JSON.stringify(l)}` : `unexpected ${-n}x ${JSON.stringify(l)}`));
   return diffs.length > max ? [...diffs.slice(0, max), `... and ${diffs.length - max} more`] : diffs;
 }
 
@@ -25,7 +27,6 @@ function expectedJoin(orders: number, customers: number, seed: number): string[]
   }
   return lines;
 }
-
 
 /** Attempts deployed and not (yet) finished, failed or canceled, per TaskManager. */
 function runningAttempts(events: readonly TaskEvent[], jobId: string): TaskEvent[] {
@@ -64,8 +65,16 @@ describe('cluster foundation', () => {
     const q1Out = join(data, 'q1');
     // Side by side, as users would: the two jobs share the cluster's slots.
     const [joinRun, q1Run] = await Promise.all([
-      cluster.submit('examples/join.ts', ['--orders', '20000', '--customers', '2000', '--seed', '11', '--split-size', '5000', '--output', joinOut], { wait: true }),
-      cluster.submit('examples/tpch-q1.ts', ['--rows', '60000', '--seed', '5', '--split-size', '10000', '--output', q1Out], { wait: true }),
+      cluster.submit(
+        'examples/join.ts',
+        ['--orders', '20000', '--customers', '2000', '--seed', '11', '--split-size', '5000', '--output', joinOut],
+        { wait: true },
+      ),
+      cluster.submit(
+        'examples/tpch-q1.ts',
+        ['--rows', '60000', '--seed', '5', '--split-size', '10000', '--output', q1Out],
+        { wait: true },
+      ),
     ]);
     expect(joinRun.code, joinRun.stderr).toBe(0);
     expect(q1Run.code, q1Run.stderr).toBe(0);
@@ -97,7 +106,18 @@ describe('cluster foundation', () => {
     // The sink runs in the source tasks, so they are writing (uncommitted) output when the cancel comes.
     // 2 minutes of work per task, ended by the cancel: at load 20-30, the four CLI calls before the
     // cancel outlasted the 20 s tasks this used to run.
-    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', ['--splits', '6', '--records', '2000', '--delay-ms', '60', '--direct', 'true', '--output', out]);
+    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', [
+      '--splits',
+      '6',
+      '--records',
+      '2000',
+      '--delay-ms',
+      '60',
+      '--direct',
+      'true',
+      '--output',
+      out,
+    ]);
     const running = await cluster.waitFor(
       async () => {
         const s = await cluster.status(jobId);
@@ -107,15 +127,32 @@ describe('cluster foundation', () => {
       'the job to run at least two tasks',
     );
     expect(running.vertices[0]!.name).toBe(vertexName);
-    await cluster.waitFor(async () => (await listDir(join(out, '.rebound-tmp', jobId))).length > 0, 10_000, 'the sinks to open their temporary files');
+    await cluster.waitFor(
+      async () => (await listDir(join(out, '.rebound-tmp', jobId))).length > 0,
+      10_000,
+      'the sinks to open their temporary files',
+    );
 
     // `rebound status --json` of a running job.
     const st = await cluster.rebound(['status', jobId, '--json']);
     expect(st.code, st.stderr).toBe(0);
     const json = JSON.parse(st.stdout) as { vertices: { tasks: Record<string, number> }[] };
-    expect(json).toMatchObject({ jobId, name: 'numbered', state: 'RUNNING', vertices: [{ id: running.vertices[0]!.id, name: vertexName, parallelism: 6, state: 'RUNNING' }] });
+    expect(json).toMatchObject({
+      jobId,
+      name: 'numbered',
+      state: 'RUNNING',
+      vertices: [{ id: running.vertices[0]!.id, name: vertexName, parallelism: 6, state: 'RUNNING' }],
+    });
     const tasks = json.vertices[0]!.tasks;
-    expect(Object.keys(tasks).sort()).toEqual(['canceled', 'created', 'deploying', 'failed', 'finished', 'running', 'scheduled']);
+    expect(Object.keys(tasks).sort()).toEqual([
+      'canceled',
+      'created',
+      'deploying',
+      'failed',
+      'finished',
+      'running',
+      'scheduled',
+    ]);
     expect(tasks.running).toBeGreaterThanOrEqual(2);
     expect(tasks.finished).toBe(0);
 
@@ -177,7 +214,15 @@ describe('cluster foundation', () => {
     for (const v of status.vertices) {
       expect(v).toMatchObject({ id: expect.any(String), name: expect.any(String), state: 'FINISHED' });
       expect(v.parallelism).toBeGreaterThan(0);
-      expect(v.tasks).toEqual({ created: 0, scheduled: 0, deploying: 0, running: 0, finished: v.parallelism, failed: 0, canceled: 0 });
+      expect(v.tasks).toEqual({
+        created: 0,
+        scheduled: 0,
+        deploying: 0,
+        running: 0,
+        finished: v.parallelism,
+        failed: 0,
+        canceled: 0,
+      });
     }
   });
 
@@ -186,13 +231,33 @@ describe('cluster foundation', () => {
     const out = join(data, 'tm-kill');
     const splits = 12;
     const records = 40;
-    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', ['--splits', String(splits), '--records', String(records), '--delay-ms', '20', '--parallelism', '4', '--output', out]);
+    const { jobId } = await cluster.submit('test/fixtures/numbered.ts', [
+      '--splits',
+      String(splits),
+      '--records',
+      String(records),
+      '--delay-ms',
+      '20',
+      '--parallelism',
+      '4',
+      '--output',
+      out,
+    ]);
     // While the sources run, the adaptive consumer is not initialized: no parallelism decided yet.
-    const before = await cluster.waitFor(async () => {
-      const s = await cluster.status(jobId);
-      return s.vertices[0]!.tasks.running > 0 ? s : undefined;
-    }, 30_000, 'the sources to run');
-    expect(before.vertices[1]).toMatchObject({ name: 'Reduce -> Sink: TextFiles', parallelism: 0, state: 'CREATED', parallelismDecidedAdaptively: false });
+    const before = await cluster.waitFor(
+      async () => {
+        const s = await cluster.status(jobId);
+        return s.vertices[0]!.tasks.running > 0 ? s : undefined;
+      },
+      30_000,
+      'the sources to run',
+    );
+    expect(before.vertices[1]).toMatchObject({
+      name: 'Reduce -> Sink: TextFiles',
+      parallelism: 0,
+      state: 'CREATED',
+      parallelismDecidedAdaptively: false,
+    });
     // A TaskManager that runs a source task of the job.
     const victim = await cluster.waitFor(
       async () => {

@@ -19,7 +19,12 @@ describe('poison jobs', () => {
   let files: string[];
 
   beforeAll(async () => {
-    cluster = await LocalCluster.start({ jobmasters: 2, taskmanagers: 2, slots: 2, config: { 'jobmaster.job-module.load-timeout': '5 s' } });
+    cluster = await LocalCluster.start({
+      jobmasters: 2,
+      taskmanagers: 2,
+      slots: 2,
+      config: { 'jobmaster.job-module.load-timeout': '5 s' },
+    });
     data = await makeTempDir('rebound-it-poison-');
     input = join(data, 'in');
     files = await generateTextFiles(input, { files: 2, linesPerFile: 60, seed: 9 });
@@ -37,7 +42,10 @@ describe('poison jobs', () => {
 
   async function expectWordCountRuns(name: string): Promise<void> {
     const out = join(data, name);
-    const r = await cluster.submit('examples/wordcount.ts', ['--input', input, '--output', out], { wait: true, timeoutMs: 120_000 });
+    const r = await cluster.submit('examples/wordcount.ts', ['--input', input, '--output', out], {
+      wait: true,
+      timeoutMs: 120_000,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(out))).toEqual([]);
   }
@@ -47,11 +55,23 @@ describe('poison jobs', () => {
     ['throw', /poisoned while building/],
     ['hang', /did not finish loading within 5000 ms \(jobmaster\.job-module\.load-timeout\)/],
   ])('a module that does %s at load fails its job, and every JobMaster stays alive', async (mode, reason) => {
-    const r = await cluster.rebound(['submit', resolve(REPO_ROOT, POISON_JOB), '--', '--poison', mode, '--input', input, '--output', join(data, `out-${mode}`)]);
+    const r = await cluster.rebound([
+      'submit',
+      resolve(REPO_ROOT, POISON_JOB),
+      '--',
+      '--poison',
+      mode,
+      '--input',
+      input,
+      '--output',
+      join(data, `out-${mode}`),
+    ]);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(reason);
     expect(await jobMastersAlive()).toEqual([true, true]);
-    const list = JSON.parse((await cluster.rebound(['list', '--json'])).stdout) as { jobs: { name: string; state: string }[] };
+    const list = JSON.parse((await cluster.rebound(['list', '--json'])).stdout) as {
+      jobs: { name: string; state: string }[];
+    };
     expect(list.jobs.filter((j) => j.name === 'poison').every((j) => j.state === 'FAILED')).toBe(true);
     await expectWordCountRuns(`good-after-${mode}`);
   });
@@ -60,16 +80,33 @@ describe('poison jobs', () => {
     const jobsDir = join(cluster.haDir, 'jobs');
     const before = new Set(await readdir(jobsDir));
     // Passes the isolated try-out, then exits the leader's main thread, then the standby's.
-    await cluster.rebound(['submit', resolve(REPO_ROOT, POISON_JOB), '--detached', '--', '--poison', 'exit-main', '--input', input, '--output', join(data, 'out-main')]);
+    await cluster.rebound([
+      'submit',
+      resolve(REPO_ROOT, POISON_JOB),
+      '--detached',
+      '--',
+      '--poison',
+      'exit-main',
+      '--input',
+      input,
+      '--output',
+      join(data, 'out-main'),
+    ]);
     const jobId = (await readdir(jobsDir)).find((id) => !before.has(id));
     expect(jobId).toBeDefined();
-    await cluster.waitFor(async () => (await jobMastersAlive()).every((alive) => !alive), 90_000, 'the poison job to take both JobMasters down');
+    await cluster.waitFor(
+      async () => (await jobMastersAlive()).every((alive) => !alive),
+      90_000,
+      'the poison job to take both JobMasters down',
+    );
 
     // A third JobMaster finds two load attempts that never finished: it fails the job unloaded.
     const jm = (await cluster.processes()).find((p) => p.role === 'jobmaster')!;
     await cluster.startJobMaster({ id: jm.id });
     const failed = await cluster.waitForJob(jobId!, 90_000, ['FAILED']);
-    expect(failed.failure).toMatch(/was not loaded again: 2 JobMaster\(s\) in a row died while loading it \(jobmaster\.job-load\.max-crashes=2\)/);
+    expect(failed.failure).toMatch(
+      /was not loaded again: 2 JobMaster\(s\) in a row died while loading it \(jobmaster\.job-load\.max-crashes=2\)/,
+    );
     expect(await cluster.isAlive(jm.id)).toBe(true);
     await expectWordCountRuns('good-after-exit-main');
   });

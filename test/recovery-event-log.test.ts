@@ -47,6 +47,9 @@ describe('batch job recovery from a damaged event log', () => {
       slots: 2,
       config: {
         'execution.batch.job-recovery.enabled': 'true',
+        // FLIP-383's own rule, which these cases check: every unfinished subtask is redeployed.
+        // Adopting running ones instead is test/keep-running's subject.
+        'execution.batch.job-recovery.keep-running-tasks': 'false',
         'execution.batch.job-recovery.previous-worker.recovery.timeout': '10 s',
         'job-event.store.write-buffer.flush-interval': '50 ms',
         'taskmanager.network.block-size': '128 b',
@@ -88,9 +91,18 @@ describe('batch job recovery from a damaged event log', () => {
   async function killWithThreeSourcesFinished(name: string) {
     const out = join(data, name);
     // The slow split's reader takes 20 batches of 300 ms: still running when the leader dies, even on a loaded machine.
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: RECORDS, keys: KEYS, output: out, slowSplitDelayMs: 300 }));
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records: RECORDS, keys: KEYS, output: out, slowSplitDelayMs: 300 }),
+    );
     const { source } = await sourceOf(jobId);
-    await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length >= 3, 30_000, 'three source subtasks finished');
+    await waitForLog(
+      cluster,
+      jobId,
+      (f) => finishedOf(f, source.id).length >= 3,
+      30_000,
+      'three source subtasks finished',
+    );
     const all = await killAllJobMasters(cluster);
     frozen = all.frozen;
     const dump = await readEventLog(cluster, jobId);
@@ -98,7 +110,16 @@ describe('batch job recovery from a damaged event log', () => {
     expect(finishedOf(atKill, source.id)).toHaveLength(3);
     const newest = dump.summary.fileDetails.at(-1)!;
     const records = dump.events.filter((e) => e.file === newest.file);
-    return { jobId, out, source, killed: all.killed, atKill, newest, path: join(dump.summary.directory, newest.file), records };
+    return {
+      jobId,
+      out,
+      source,
+      killed: all.killed,
+      atKill,
+      newest,
+      path: join(dump.summary.directory, newest.file),
+      records,
+    };
   }
 
   /** Lets the frozen standby take over; the killed JobMaster is started again as the next standby. */
@@ -116,7 +137,10 @@ describe('batch job recovery from a damaged event log', () => {
     return { final, redeployed };
   }
 
-  function expectedRerun(vertices: readonly { id: string; parallelism: number }[], recovered: ReadonlyMap<SubtaskKey, FinishedExecution>): SubtaskKey[] {
+  function expectedRerun(
+    vertices: readonly { id: string; parallelism: number }[],
+    recovered: ReadonlyMap<SubtaskKey, FinishedExecution>,
+  ): SubtaskKey[] {
     return allSubtasks(vertices).filter((k) => !recovered.has(k));
   }
 
@@ -144,7 +168,9 @@ describe('batch job recovery from a damaged event log', () => {
     const cut = last.offset + Math.floor((newest.bytes - last.offset) / 2);
     await truncate(path, cut);
     const damaged = await readEventLog(cluster, jobId);
-    expect(damaged.summary.tornTails).toEqual([{ file: newest.file, offset: last.offset, bytes: cut - last.offset, reason: expect.any(String) }]);
+    expect(damaged.summary.tornTails).toEqual([
+      { file: newest.file, offset: last.offset, bytes: cut - last.offset, reason: expect.any(String) },
+    ]);
     const recovered = finishedInLog(damaged);
     expect(recovered.size).toBe(atKill.size - 1);
 
@@ -162,7 +188,11 @@ describe('batch job recovery from a damaged event log', () => {
     expect(human.code, human.stderr).toBe(0);
     // One sentence per failover (packages/cli/src/recovery-text.ts), with the same numbers.
     expect(human.stdout).toContain('Survived 1 JobMaster failover:');
-    expect(human.stdout).toMatch(new RegExp(`${recovered.size} finished tasks? kept with ${recovered.size} partitions? \\([^)]*\\) reused; .*${cut - last.offset} B of torn event-log tail discarded`));
+    expect(human.stdout).toMatch(
+      new RegExp(
+        `${recovered.size} finished tasks? kept with ${recovered.size} partitions? \\([^)]*\\) reused; .*${cut - last.offset} B of torn event-log tail discarded`,
+      ),
+    );
   });
 
   it('ends the newest file at a record with a flipped bit and recovers what precedes it', async () => {
@@ -174,14 +204,20 @@ describe('batch job recovery from a damaged event log', () => {
     await flipBit(path, hit.offset + 16 + 3, 5);
     const damaged = await readEventLog(cluster, jobId);
     expect(damaged.summary.corruption).toBeUndefined();
-    expect(damaged.summary.tornTails).toEqual([{ file: newest.file, offset: hit.offset, bytes: newest.bytes - hit.offset, reason: 'checksum-mismatch' }]);
+    expect(damaged.summary.tornTails).toEqual([
+      { file: newest.file, offset: hit.offset, bytes: newest.bytes - hit.offset, reason: 'checksum-mismatch' },
+    ]);
     const recovered = finishedInLog(damaged);
     expect([...recovered.keys()]).toEqual([`${finished[0]!.event.vertex_id}#${finished[0]!.event.subtask}`]);
 
     await bringBackLeader(killed);
     const { final, redeployed } = await finishAndCheck(jobId, out, killed.epoch);
     expect(deployedKeys(redeployed)).toEqual(expectedRerun(final.vertices, recovered));
-    expect(final.recoveries.at(-1)).toMatchObject({ restartedFromScratch: false, executionsRecovered: 1, tornTailBytesDiscarded: newest.bytes - hit.offset });
+    expect(final.recoveries.at(-1)).toMatchObject({
+      restartedFromScratch: false,
+      executionsRecovered: 1,
+      tornTailBytesDiscarded: newest.bytes - hit.offset,
+    });
   });
 
   it('restarts from scratch, and says why, when an event file is corrupt in a way no crash explains', async () => {
@@ -202,22 +238,40 @@ describe('batch job recovery from a damaged event log', () => {
 
     const human = await cluster.rebound(['status', jobId]);
     expect(human.code, human.stderr).toBe(0);
-    expect(human.stdout).toMatch(/recovery failed \(replaying the job events failed \(corrupt\): .*bad magic\)\), so the job restarted from scratch\./);
+    expect(human.stdout).toMatch(
+      /recovery failed \(replaying the job events failed \(corrupt\): .*bad magic\)\), so the job restarted from scratch\./,
+    );
   });
 
   it('replays only the prefix before damage in an older file: what later files recorded reruns', async () => {
     const out = join(data, 'older');
     // A slow middle stage (about 10 s): the second leader is still running it when it is killed.
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: RECORDS, keys: KEYS, output: out, slowSplitDelayMs: 100, reduceDelayMs: 10 }), {
-      config: { 'taskmanager.network.combiner.max-keys': '0' },
-    });
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records: RECORDS, keys: KEYS, output: out, slowSplitDelayMs: 100, reduceDelayMs: 10 }),
+      {
+        config: { 'taskmanager.network.combiner.max-keys': '0' },
+      },
+    );
     const { source, middle } = await sourceOf(jobId);
-    await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length >= 3, 30_000, 'three source subtasks finished');
+    await waitForLog(
+      cluster,
+      jobId,
+      (f) => finishedOf(f, source.id).length >= 3,
+      30_000,
+      'three source subtasks finished',
+    );
     // The first leader dies; the second writes its own file (the slow source subtask finishing at least).
     const first = await killLeader(cluster);
     const second = await waitForNewLeader(cluster, first.epoch);
     await cluster.startJobMaster({ id: first.id });
-    await waitForLog(cluster, jobId, (f, dump) => dump.events.some((e) => e.epoch === second.epoch && e.type === 'ExecutionVertexFinished'), 60_000, 'a finished event of the second leader');
+    await waitForLog(
+      cluster,
+      jobId,
+      (f, dump) => dump.events.some((e) => e.epoch === second.epoch && e.type === 'ExecutionVertexFinished'),
+      60_000,
+      'a finished event of the second leader',
+    );
     const all = await killAllJobMasters(cluster);
     frozen = all.frozen;
     expect(all.killed.epoch).toBe(second.epoch);
@@ -256,24 +310,44 @@ describe('batch job recovery from a damaged event log', () => {
     // Everything not in the prefix reruns, including what the second leader had finished.
     expect(deployedKeys(redeployed)).toEqual(expectedRerun(final.vertices, recovered));
     const report = final.recoveries.at(-1)!;
-    expect(report).toMatchObject({ restartedFromScratch: false, executionsRecovered: 1, tornTailBytesDiscarded: discarded, partitionsReused: 1 });
+    expect(report).toMatchObject({
+      restartedFromScratch: false,
+      executionsRecovered: 1,
+      tornTailBytesDiscarded: discarded,
+      partitionsReused: 1,
+    });
     expect(report.reason).toMatch(new RegExp(`damaged before its end, at ${older.file} offset ${hit.offset}`));
     expect(final.notes.join('\n')).toMatch(/damaged before its end/);
   });
 
   it('recovers when the new leader is killed too, while it is still RECONCILING', async () => {
     const out = join(data, 'twice');
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: RECORDS, keys: KEYS, output: out, reduceDelayMs: 2 }), {
-      config: { 'taskmanager.network.combiner.max-keys': '0', 'execution.batch.job-recovery.previous-worker.recovery.timeout': '60 s' },
-    });
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records: RECORDS, keys: KEYS, output: out, reduceDelayMs: 2 }),
+      {
+        config: {
+          'taskmanager.network.combiner.max-keys': '0',
+          'execution.batch.job-recovery.previous-worker.recovery.timeout': '60 s',
+        },
+      },
+    );
     const { source, middle } = await sourceOf(jobId);
-    const atKill = await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length === 4, 30_000, 'every source subtask finished');
+    const atKill = await waitForLog(
+      cluster,
+      jobId,
+      (f) => finishedOf(f, source.id).length === 4,
+      30_000,
+      'every source subtask finished',
+    );
     // A TaskManager that holds source output cannot answer: the next leader waits for it.
     const holder = finishedOf(atKill, source.id)[0]!.taskManagerId;
     await cluster.kill(holder, 'SIGSTOP');
     paused = [holder];
     const first = await killLeader(cluster);
-    expect(finishedOf(finishedInLog(await readEventLog(cluster, jobId)), middle.id).length).toBeLessThan(MIDDLE_PARALLELISM);
+    expect(finishedOf(finishedInLog(await readEventLog(cluster, jobId)), middle.id).length).toBeLessThan(
+      MIDDLE_PARALLELISM,
+    );
     restarting = cluster.startJobMaster({ id: first.id });
     const second = await waitForNewLeader(cluster, first.epoch);
     await cluster.waitFor(
@@ -299,6 +373,11 @@ describe('batch job recovery from a damaged event log', () => {
     expect(redeployed.filter((e) => e.epoch === second.epoch)).toEqual([]);
     expect(deployedKeys(redeployed)).toEqual(expectedRerun(final.vertices, recovered));
     expect(redeployed.every((e) => e.epoch === third.epoch)).toBe(true);
-    expect(final.recoveries.at(-1)).toMatchObject({ epoch: third.epoch, restartedFromScratch: false, partitionsReused: 4, partitionsMissing: 0 });
+    expect(final.recoveries.at(-1)).toMatchObject({
+      epoch: third.epoch,
+      restartedFromScratch: false,
+      partitionsReused: 4,
+      partitionsMissing: 0,
+    });
   });
 });

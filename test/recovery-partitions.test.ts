@@ -49,6 +49,10 @@ describe('batch job recovery with lost partitions', () => {
       slots: 2,
       config: {
         'execution.batch.job-recovery.enabled': 'true',
+        // FLIP-383's rules: running tasks fail with their leader and rerun. With kept running
+        // tasks (the default) a middle stage that finishes without a leader needs no lost
+        // partition again; that is tested in keep-running-tasks.test.ts.
+        'execution.batch.job-recovery.keep-running-tasks': 'false',
         'execution.batch.job-recovery.previous-worker.recovery.timeout': '10 s',
         'job-event.store.write-buffer.flush-interval': '50 ms',
         'taskmanager.network.block-size': '128 b',
@@ -108,7 +112,13 @@ describe('batch job recovery with lost partitions', () => {
       { config: { ...SLOW_MIDDLE, ...opts.config } },
     );
     const { source, middle } = await vertices(jobId);
-    await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length === source.parallelism, 30_000, 'every source subtask finished');
+    await waitForLog(
+      cluster,
+      jobId,
+      (f) => finishedOf(f, source.id).length === source.parallelism,
+      30_000,
+      'every source subtask finished',
+    );
     const all = await killAllJobMasters(cluster);
     frozen = all.frozen;
     const killed = all.killed;
@@ -155,13 +165,18 @@ describe('batch job recovery with lost partitions', () => {
     const lost = [...atKill.values()].filter((f) => f.taskManagerId === victim);
     expect(lost.length).toBeGreaterThan(0);
     // Everything unfinished, plus the finished producers whose output died with the TaskManager.
-    const expected = allSubtasks(final.vertices).filter((k) => !atKill.has(k) || atKill.get(k)!.taskManagerId === victim);
+    const expected = allSubtasks(final.vertices).filter(
+      (k) => !atKill.has(k) || atKill.get(k)!.taskManagerId === victim,
+    );
     expect(redeployedSubtasks(redeployed)).toEqual(expected);
     for (const f of lost) {
       expect(redeployed.find((e) => e.vertexId === f.vertexId && e.subtask === f.subtask)?.attempt).toBe(f.attempt + 1);
     }
     expect(redeployed.some((e) => e.taskManagerId === victim)).toBe(false);
-    expect(firstRecoveryAfter(final.recoveries, killed.epoch)).toMatchObject({ partitionsMissing: lost.length, partitionsReused: atKill.size - lost.length });
+    expect(firstRecoveryAfter(final.recoveries, killed.epoch)).toMatchObject({
+      partitionsMissing: lost.length,
+      partitionsReused: atKill.size - lost.length,
+    });
   });
 
   it('reruns each reused producer whose partition data is gone when read, one failover each', async () => {
@@ -176,7 +191,10 @@ describe('batch job recovery with lost partitions', () => {
     await deletePartitionData(cluster, jobId, partitionName(s2));
     const leader = await bringBackLeader(killed);
     await waitForRecovered(jobId, killed.epoch);
-    expect(firstRecoveryAfter((await cluster.status(jobId)).recoveries, killed.epoch)).toMatchObject({ partitionsReused: 4, partitionsMissing: 0 });
+    expect(firstRecoveryAfter((await cluster.status(jobId)).recoveries, killed.epoch)).toMatchObject({
+      partitionsReused: 4,
+      partitionsMissing: 0,
+    });
 
     const final = await cluster.waitForJob(jobId, 60_000);
     expect(diffMaps(expectedHistogram(RECORDS, KEYS), await readSinkOutput(out))).toEqual([]);
@@ -188,7 +206,8 @@ describe('batch job recovery with lost partitions', () => {
     ]);
     expect(final.restarts).toBeGreaterThanOrEqual(2);
     const log = await cluster.log(leader.id);
-    for (const s of [s2, s3]) expect(log).toContain(`"partition":"${jobId}/${source.id}#${s.subtask}.${s.attempt}@${s.attemptEpoch}"`);
+    for (const s of [s2, s3])
+      expect(log).toContain(`"partition":"${jobId}/${source.id}#${s.subtask}.${s.attempt}@${s.attemptEpoch}"`);
   });
 
   it('reruns every subtask of a finished source without batch snapshots when one of its partitions is lost after recovery', async () => {
@@ -216,7 +235,10 @@ describe('batch job recovery with lost partitions', () => {
     const overview = await cluster.waitFor(
       async () => {
         const o = await cluster.overview();
-        return o.task_managers.some((t) => t.task_manager_id === impatient.id) && o.task_managers.every((t) => t.slots_free === t.slots_total) ? o : undefined;
+        return o.task_managers.some((t) => t.task_manager_id === impatient.id) &&
+          o.task_managers.every((t) => t.slots_free === t.slots_total)
+          ? o
+          : undefined;
       },
       30_000,
       'every slot to be free',
@@ -247,7 +269,9 @@ describe('batch job recovery with lost partitions', () => {
     const final = await cluster.waitForJob(jobId, 60_000);
     expect(diffMaps(expectedHistogram(RECORDS, KEYS), await readSinkOutput(out))).toEqual([]);
     const redeployed = deploymentsAfter(await cluster.taskEvents(), jobId, killed.epoch);
-    const expected = allSubtasks(final.vertices).filter((k) => !atKill.has(k) || atKill.get(k)!.taskManagerId === impatient.id);
+    const expected = allSubtasks(final.vertices).filter(
+      (k) => !atKill.has(k) || atKill.get(k)!.taskManagerId === impatient.id,
+    );
     expect(redeployedSubtasks(redeployed)).toEqual(expected);
     expect(firstRecoveryAfter(final.recoveries, killed.epoch)).toMatchObject({ partitionsMissing: onImpatient.length });
   });

@@ -57,7 +57,10 @@ describe('batch job recovery when the leader dies in the sink stage', () => {
     const records = 2000;
     const keys = 97;
     const out = join(data, 'out');
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, splits: SOURCES, sinkDelayMs: 500 }));
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records, keys, output: out, splits: SOURCES, sinkDelayMs: 500 }),
+    );
     const final = await cluster.waitForJob(jobId, 90_000);
     expect(diffMaps(expectedHistogram(records, keys), await readSinkOutput(out))).toEqual([]);
 
@@ -65,7 +68,11 @@ describe('batch job recovery when the leader dies in the sink stage', () => {
     // On a loaded machine a lease may also expire earlier; the takeover after the crash is the
     // one that found the sources and the middle stage finished.
     const report = final.recoveries.find((r) => r.executionsRecovered === SOURCES + MIDDLE_PARALLELISM);
-    expect(report, JSON.stringify(final.recoveries)).toMatchObject({ restartedFromScratch: false, partitionsReused: MIDDLE_PARALLELISM, partitionsMissing: 0 });
+    expect(report, JSON.stringify(final.recoveries)).toMatchObject({
+      restartedFromScratch: false,
+      partitionsReused: MIDDLE_PARALLELISM,
+      partitionsMissing: 0,
+    });
     expect(source!.parallelism + middle!.parallelism).toBe(SOURCES + MIDDLE_PARALLELISM);
     // From that takeover on, only the sink stage ran again, all of it.
     const redeployed = deploymentsAfter(await cluster.taskEvents(), jobId, report!.epoch - 1);

@@ -37,6 +37,9 @@ describe('batch job recovery after the leader dies', () => {
       slots: 2,
       config: {
         'execution.batch.job-recovery.enabled': 'true',
+        // FLIP-383's rules: running tasks fail with their leader and rerun. Kept running tasks
+        // (the default) are tested in keep-running-tasks.test.ts.
+        'execution.batch.job-recovery.keep-running-tasks': 'false',
         'execution.batch.job-recovery.previous-worker.recovery.timeout': '10 s',
         // Events are durable 50 ms after they happen, so what the test reads is what the next leader reads.
         'job-event.store.write-buffer.flush-interval': '50 ms',
@@ -69,12 +72,22 @@ describe('batch job recovery after the leader dies', () => {
     const records = 2000;
     const keys = 97;
     const out = join(data, 'middle');
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, reduceDelayMs: 2 }), {
-      config: { 'taskmanager.network.combiner.max-keys': '0' },
-    });
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records, keys, output: out, reduceDelayMs: 2 }),
+      {
+        config: { 'taskmanager.network.combiner.max-keys': '0' },
+      },
+    );
     const { source, middle } = await vertices(jobId);
     expect(source.parallelism).toBe(4);
-    await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length === 4, 30_000, 'every source subtask finished');
+    await waitForLog(
+      cluster,
+      jobId,
+      (f) => finishedOf(f, source.id).length === 4,
+      30_000,
+      'every source subtask finished',
+    );
     const killed = await killLeader(cluster);
     const atKill = finishedInLog(await readEventLog(cluster, jobId));
     // The scenario: all sources done, the middle stage still running.
@@ -92,7 +105,12 @@ describe('batch job recovery after the leader dies', () => {
     expect(redeployedSubtasks(redeployed)).toEqual(allSubtasks(final.vertices).filter((k) => !atKill.has(k)));
     const report = firstRecoveryAfter(final.recoveries, killed.epoch)!;
     expect(report.epoch).toBeGreaterThan(killed.epoch);
-    expect(report).toMatchObject({ restartedFromScratch: false, executionsRecovered: atKill.size, partitionsReused: 4, partitionsMissing: 0 });
+    expect(report).toMatchObject({
+      restartedFromScratch: false,
+      executionsRecovered: atKill.size,
+      partitionsReused: 4,
+      partitionsMissing: 0,
+    });
     expect(report.partitionBytesReused).toBeGreaterThan(0);
   });
 
@@ -103,14 +121,31 @@ describe('batch job recovery after the leader dies', () => {
     const small = await generateTextFiles(input, { files: 3, linesPerFile: 20, seed: 11, prefix: 'a' });
     const big = await generateTextFiles(input, { files: 1, linesPerFile: 300, seed: 12, prefix: 'b' });
     const out = join(data, 'wc-out');
-    const { jobId } = await cluster.submit(WORDCOUNT_JOB, ['--input', input, '--output', out, '--record-delay-ms', '10']);
-    const s = await cluster.waitFor(async () => {
-      const st = await cluster.status(jobId);
-      return st.vertices.length === 2 && st.vertices[0]!.parallelism > 0 ? st : undefined;
-    }, 30_000, 'the job to start');
+    const { jobId } = await cluster.submit(WORDCOUNT_JOB, [
+      '--input',
+      input,
+      '--output',
+      out,
+      '--record-delay-ms',
+      '10',
+    ]);
+    const s = await cluster.waitFor(
+      async () => {
+        const st = await cluster.status(jobId);
+        return st.vertices.length === 2 && st.vertices[0]!.parallelism > 0 ? st : undefined;
+      },
+      30_000,
+      'the job to start',
+    );
     const source = s.vertices[0]!;
     expect(source.parallelism).toBe(4);
-    await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length >= 2, 30_000, 'two source subtasks finished');
+    await waitForLog(
+      cluster,
+      jobId,
+      (f) => finishedOf(f, source.id).length >= 2,
+      30_000,
+      'two source subtasks finished',
+    );
     const killed = await killLeader(cluster);
     const atKill = finishedInLog(await readEventLog(cluster, jobId));
     const finishedSources = finishedOf(atKill, source.id).length;
@@ -124,7 +159,11 @@ describe('batch job recovery after the leader dies', () => {
     const redeployed = deploymentsAfter(await cluster.taskEvents(), jobId, killed.epoch);
     // Finished readers keep their splits consumed; only the others read again.
     expect(redeployedSubtasks(redeployed)).toEqual(allSubtasks(final.vertices).filter((k) => !atKill.has(k)));
-    expect(firstRecoveryAfter(final.recoveries, killed.epoch)).toMatchObject({ restartedFromScratch: false, executionsRecovered: finishedSources, executionsReset: 0 });
+    expect(firstRecoveryAfter(final.recoveries, killed.epoch)).toMatchObject({
+      restartedFromScratch: false,
+      executionsRecovered: finishedSources,
+      executionsReset: 0,
+    });
   });
 
   it('reruns every subtask of a source without batch snapshots that was not finished', async () => {
@@ -132,9 +171,18 @@ describe('batch job recovery after the leader dies', () => {
     const keys = 97;
     const out = join(data, 'legacy');
     // The reader of the split starting at 0 is slow (20 batches of 100 ms); the others are not.
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, source: 'legacy', slowSplitDelayMs: 100 }));
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records, keys, output: out, source: 'legacy', slowSplitDelayMs: 100 }),
+    );
     const { source } = await vertices(jobId);
-    await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length >= 2, 30_000, 'two source subtasks finished');
+    await waitForLog(
+      cluster,
+      jobId,
+      (f) => finishedOf(f, source.id).length >= 2,
+      30_000,
+      'two source subtasks finished',
+    );
     const killed = await killLeader(cluster);
     const atKill = finishedInLog(await readEventLog(cluster, jobId));
     const finishedSources = finishedOf(atKill, source.id);
@@ -151,22 +199,33 @@ describe('batch job recovery after the leader dies', () => {
     for (const f of finishedSources) {
       expect(redeployed.find((e) => e.vertexId === source.id && e.subtask === f.subtask)?.attempt).toBe(f.attempt + 1);
     }
-    expect(firstRecoveryAfter(final.recoveries, killed.epoch)).toMatchObject({ restartedFromScratch: false, executionsReset: finishedSources.length });
+    expect(firstRecoveryAfter(final.recoveries, killed.epoch)).toMatchObject({
+      restartedFromScratch: false,
+      executionsReset: finishedSources.length,
+    });
   });
 
   it('reruns the whole job when recovery is disabled (the baseline)', async () => {
     const records = 2000;
     const keys = 97;
     const out = join(data, 'disabled');
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, reduceDelayMs: 2 }), {
-      config: { 'taskmanager.network.combiner.max-keys': '0', 'execution.batch.job-recovery.enabled': 'false' },
-    });
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records, keys, output: out, reduceDelayMs: 2 }),
+      {
+        config: { 'taskmanager.network.combiner.max-keys': '0', 'execution.batch.job-recovery.enabled': 'false' },
+      },
+    );
     const { middle } = await vertices(jobId);
     // No event log without recovery: wait on the leader's own view.
-    await cluster.waitFor(async () => {
-      const st = await cluster.status(jobId);
-      return st.vertices[0]!.state === 'FINISHED' && st.vertices[1]!.tasks.running > 0;
-    }, 30_000, 'the sources to finish and the middle stage to run');
+    await cluster.waitFor(
+      async () => {
+        const st = await cluster.status(jobId);
+        return st.vertices[0]!.state === 'FINISHED' && st.vertices[1]!.tasks.running > 0;
+      },
+      30_000,
+      'the sources to finish and the middle stage to run',
+    );
     const killed = await killLeader(cluster);
     const standby = cluster.startJobMaster({ id: killed.id });
     const final = await cluster.waitForJob(jobId, 60_000);
@@ -183,11 +242,24 @@ describe('batch job recovery after the leader dies', () => {
     const records = 2000;
     const keys = 97;
     const out = join(data, 'timeout0');
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, reduceDelayMs: 2 }), {
-      config: { 'taskmanager.network.combiner.max-keys': '0', 'execution.batch.job-recovery.previous-worker.recovery.timeout': '0 ms' },
-    });
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records, keys, output: out, reduceDelayMs: 2 }),
+      {
+        config: {
+          'taskmanager.network.combiner.max-keys': '0',
+          'execution.batch.job-recovery.previous-worker.recovery.timeout': '0 ms',
+        },
+      },
+    );
     const { source } = await vertices(jobId);
-    await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length === 4, 30_000, 'every source subtask finished');
+    await waitForLog(
+      cluster,
+      jobId,
+      (f) => finishedOf(f, source.id).length === 4,
+      30_000,
+      'every source subtask finished',
+    );
     const killed = await killLeader(cluster);
     const atKill = finishedInLog(await readEventLog(cluster, jobId));
     const standby = cluster.startJobMaster({ id: killed.id });
@@ -200,7 +272,11 @@ describe('batch job recovery after the leader dies', () => {
     for (const f of finishedOf(atKill, source.id)) {
       expect(redeployed.find((e) => e.vertexId === source.id && e.subtask === f.subtask)?.attempt).toBe(f.attempt + 1);
     }
-    expect(firstRecoveryAfter(final.recoveries, killed.epoch)).toMatchObject({ restartedFromScratch: false, partitionsReused: 0, partitionsMissing: 4 });
+    expect(firstRecoveryAfter(final.recoveries, killed.epoch)).toMatchObject({
+      restartedFromScratch: false,
+      partitionsReused: 0,
+      partitionsMissing: 4,
+    });
   });
 
   it('keeps the deployments of a new leader while tasks of a paused old leader still wait for it', async () => {
@@ -213,7 +289,11 @@ describe('batch job recovery after the leader dies', () => {
       histogramArgs({ records, keys, output: out, splits: 40, parallelism: 4, batchSize: 10, batchDelayMs: 40 }),
     );
     const { source } = await vertices(jobId);
-    await cluster.waitFor(async () => (await cluster.status(jobId)).vertices[0]!.tasks.running === 4, 30_000, 'every source subtask to run');
+    await cluster.waitFor(
+      async () => (await cluster.status(jobId)).vertices[0]!.tasks.running === 4,
+      30_000,
+      'every source subtask to run',
+    );
     const paused = (await cluster.leader())!;
     // Paused, not dead (a long GC pause, a frozen VM): the readers' split requests to it hang
     // until rpc.timeout, long after a new leader has taken over and redeployed the same subtasks.

@@ -51,9 +51,22 @@ describe('batch job recovery across three leaders', () => {
       lines.push(...(await readFile(path!, 'utf8')).replace(/\n$/, '').split('\n'));
     }
     // The second leader dies once its first finished event is durable.
-    await cluster.startJobMaster({ config: { 'debug.allow-test-options': 'true', 'debug.crash.after-event': 'ExecutionVertexFinished:1' } });
+    await cluster.startJobMaster({
+      config: { 'debug.allow-test-options': 'true', 'debug.crash.after-event': 'ExecutionVertexFinished:1' },
+    });
     const out = join(data, 'out');
-    const { jobId } = await cluster.submit(UNIQUE_IDS_JOB, ['--input', dir, '--output', out, '--block-size', '5', '--record-delay-ms', '20', '--parallelism', '4']);
+    const { jobId } = await cluster.submit(UNIQUE_IDS_JOB, [
+      '--input',
+      dir,
+      '--output',
+      out,
+      '--block-size',
+      '5',
+      '--record-delay-ms',
+      '20',
+      '--parallelism',
+      '4',
+    ]);
     await cluster.waitFor(
       async () => {
         const l = await cluster.leader();

@@ -58,7 +58,10 @@ export function finishedInLog(dump: JobEventsDump): Map<SubtaskKey, FinishedExec
 }
 
 /** Finished executions of one vertex, by subtask. */
-export function finishedOf(finished: ReadonlyMap<SubtaskKey, FinishedExecution>, vertexId: string): FinishedExecution[] {
+export function finishedOf(
+  finished: ReadonlyMap<SubtaskKey, FinishedExecution>,
+  vertexId: string,
+): FinishedExecution[] {
   return [...finished.values()].filter((f) => f.vertexId === vertexId).sort((a, b) => a.subtask - b.subtask);
 }
 
@@ -94,7 +97,9 @@ export async function killLeader(cluster: LocalCluster): Promise<{ id: string; e
  * SIGKILLs the leader. `resumeStandbys` (SIGCONT) brings a leader back within a lease timeout,
  * much faster than starting a JobMaster process.
  */
-export async function killAllJobMasters(cluster: LocalCluster): Promise<{ killed: { id: string; epoch: number }; frozen: string[] }> {
+export async function killAllJobMasters(
+  cluster: LocalCluster,
+): Promise<{ killed: { id: string; epoch: number }; frozen: string[] }> {
   const leader = await cluster.leader();
   if (!leader) throw new Error('no leader to kill');
   const frozen: string[] = [];
@@ -143,7 +148,10 @@ export function redeployedSubtasks(deploys: readonly TaskEvent[]): SubtaskKey[] 
 }
 
 /** The first recovery report of a leader newer than `epoch` (the one that replayed the log as the killed leader left it). */
-export function firstRecoveryAfter<R extends { epoch: number }>(recoveries: readonly R[], epoch: number): R | undefined {
+export function firstRecoveryAfter<R extends { epoch: number }>(
+  recoveries: readonly R[],
+  epoch: number,
+): R | undefined {
   return recoveries.find((r) => r.epoch > epoch);
 }
 
@@ -217,7 +225,11 @@ export function partitionName(f: Pick<FinishedExecution, 'vertexId' | 'subtask' 
 }
 
 /** Deletes a finished partition's data file, as a lost disk would (the consumer gets PartitionNotFound). */
-export async function deletePartitionData(cluster: LocalCluster, jobId: string, name: string): Promise<PartitionOnDisk> {
+export async function deletePartitionData(
+  cluster: LocalCluster,
+  jobId: string,
+  name: string,
+): Promise<PartitionOnDisk> {
   const p = (await partitionsOnDisk(cluster, jobId)).find((x) => x.name === name);
   if (!p) throw new Error(`no partition ${name} of job ${jobId} on any TaskManager`);
   const data = join(p.dir, 'data');

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { waitFor } from './harness.js';
 
 export interface HttpResult<T = unknown> {
@@ -15,7 +16,10 @@ export function useCredentials(headers: Record<string, string>): void {
 }
 
 /** A JSON request to a REST URL (loopback only), with a deadline. */
-export async function http<T = unknown>(url: string, init: RequestInit & { timeoutMs?: number } = {}): Promise<HttpResult<T>> {
+export async function http<T = unknown>(
+  url: string,
+  init: RequestInit & { timeoutMs?: number } = {},
+): Promise<HttpResult<T>> {
   const headers = { ...credentials, ...(init.headers as Record<string, string> | undefined) };
   const res = await fetch(url, { ...init, headers, signal: AbortSignal.timeout(init.timeoutMs ?? 10_000) });
   const text = await res.text();
@@ -45,7 +49,10 @@ export class SseClient {
 
   private async run(): Promise<void> {
     try {
-      const res = await fetch(this.url, { signal: this.abort.signal, headers: { ...credentials, accept: 'text/event-stream' } });
+      const res = await fetch(this.url, {
+        signal: this.abort.signal,
+        headers: { ...credentials, accept: 'text/event-stream' },
+      });
       if (!res.body) return;
       const reader = res.body.getReader();
       const decoder = new TextDecoder();
@@ -75,7 +82,11 @@ export class SseClient {
   }
 
   async next<T>(event: string, pred: (d: T) => boolean, timeoutMs: number): Promise<T> {
-    return waitFor(() => this.events.find((e) => e.event === event && pred(e.data as T))?.data as T | undefined, timeoutMs, `SSE event ${event} from ${this.url}`);
+    return waitFor(
+      () => this.events.find((e) => e.event === event && pred(e.data as T))?.data as T | undefined,
+      timeoutMs,
+      `SSE event ${event} from ${this.url}`,
+    );
   }
 
   close(): void {
@@ -87,4 +98,31 @@ export class SseClient {
 export function missingFields(obj: unknown, fields: readonly string[]): string[] {
   const o = (obj ?? {}) as Record<string, unknown>;
   return fields.filter((f) => !(f in o));
+}
+
+/** Sends a raw HTTP/1.1 request (any Host header) to the server of `baseUrl`; resolves its status. */
+export function rawHttpStatus(baseUrl: string, request: string, timeoutMs = 10_000): Promise<number> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let text = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer from ${baseUrl} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.on('data', (d: Buffer) => {
+      text += d.toString('latin1');
+      const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
+      if (m) {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(Number(m[1]));
+      }
+    });
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    socket.write(request);
+  });
 }

@@ -1,10 +1,10 @@
-import { rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalCluster, suiteFailed } from './harness.js';
 import { FLINK_SHAPES } from './flink-rest-shapes.js';
 import { HISTOGRAM_JOB, histogramArgs, waitForLog } from './recovery-util.js';
-import { SseClient, http, missingFields, useCredentials } from './rest-util.js';
+import { SseClient, http, missingFields, rawHttpStatus, useCredentials } from './rest-util.js';
 import { makeTempDir } from './util.js';
 
 type Json = Record<string, unknown>;
@@ -35,7 +35,7 @@ describe('REST API', () => {
     useCredentials(cluster.security().httpHeaders());
   });
 
-  it('asks every request for the cluster secret, and lets a browser keep it in a cookie', async () => {
+  it('asks every request for the cluster secret, and gives a browser a session instead of it', async () => {
     const { leader } = await urls();
     const tm = (await cluster.processes()).find((p) => p.role === 'taskmanager')!;
     const none = { authorization: '' };
@@ -45,12 +45,69 @@ describe('REST API', () => {
       expect(refused.body.errors[0]).toMatch(/no cluster secret: send 'Authorization: Bearer <secret>'/);
       expect((await http(url, { headers: { authorization: 'Bearer not-the-secret' } })).status, url).toBe(401);
     }
-    // The printed dashboard link: ?token= opens it once and leaves an HttpOnly cookie behind.
+    // The printed dashboard link: ?token= opens it once and leaves a session cookie behind, which
+    // holds no secret, expires, and which the standby accepts as well (the page follows a failover).
+    const secret = cluster.security().httpHeaders().authorization!.slice('Bearer '.length);
     const opened = await http(`${leader}/overview${cluster.security().dashboardQuery()}`, { headers: none });
     expect(opened.status).toBe(200);
-    const cookie = opened.headers.get('set-cookie')!;
-    expect(cookie).toMatch(/^rebound_token=[0-9a-f]+; HttpOnly; SameSite=Strict; Path=\/$/);
-    expect((await http(`${leader}/jobs/overview`, { headers: { ...none, cookie: cookie.split(';')[0]! } })).status).toBe(200);
+    expect(opened.headers.get('referrer-policy')).toBe('no-referrer');
+    const setCookie = opened.headers.get('set-cookie')!;
+    expect(setCookie).toMatch(
+      /^rebound_session_[0-9a-f]{12}=[0-9a-z]+\.[\w-]{24}\.[\w-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/,
+    );
+    expect(setCookie).not.toContain(secret);
+    const cookie = setCookie.split(';')[0]!;
+    const { standby } = await urls();
+    for (const url of [`${leader}/jobs/overview`, `${standby}/cluster`])
+      expect((await http(url, { headers: { ...none, cookie } })).status, url).toBe(200);
+    // The cookie that held the secret itself opens nothing any more.
+    expect(
+      (await http(`${leader}/jobs/overview`, { headers: { ...none, cookie: `rebound_token=${secret}` } })).status,
+    ).toBe(401);
+    // A forged or tampered session is no credential.
+    const tampered = cookie.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+    expect((await http(`${leader}/jobs/overview`, { headers: { ...none, cookie: tampered } })).status).toBe(401);
+    // Without a credential: the live stream and a cancel are refused before they do anything.
+    expect((await http(`${leader}/stream`, { headers: none })).status).toBe(401);
+    expect(
+      (await http(`${leader}/jobs/${'0'.repeat(32)}?mode=cancel`, { method: 'PATCH', headers: none })).status,
+    ).toBe(401);
+    // A page of another origin, on the same host (same site: SameSite lets the cookie go), may not
+    // use the browser's session; nor a page of a rebinding domain that resolves to 127.0.0.1.
+    const foreign = await http<{ errors: string[] }>(`${leader}/jobs/overview`, {
+      headers: { ...none, cookie, origin: 'http://127.0.0.1:1' },
+    });
+    expect(foreign.status).toBe(403);
+    expect(foreign.headers.get('access-control-allow-origin')).toBeNull();
+    expect(
+      (
+        await http(`${leader}/jobs/${'0'.repeat(32)}?mode=cancel`, {
+          method: 'PATCH',
+          headers: { ...none, cookie, origin: 'http://127.0.0.1:1' },
+        })
+      ).status,
+    ).toBe(403);
+    const port = new URL(leader).port;
+    for (const host of ['rebind.attacker.example', `rebind.attacker.example:${port}`]) {
+      expect(
+        await rawHttpStatus(
+          leader,
+          `GET /jobs/overview HTTP/1.1\r\nHost: ${host}\r\nCookie: ${cookie}\r\nConnection: close\r\n\r\n`,
+        ),
+        host,
+      ).toBe(421);
+    }
+    expect(
+      await rawHttpStatus(
+        leader,
+        `GET /jobs/overview HTTP/1.1\r\nHost: localhost:${port}\r\nCookie: ${cookie}\r\nConnection: close\r\n\r\n`,
+      ),
+    ).toBe(200);
+    // `local status` does not print the secret again; no log line holds it.
+    const status = await cluster.rebound(['local', 'status']);
+    expect(status.stdout).not.toContain(secret);
+    for (const p of await cluster.processes())
+      expect(await readFile(p.logFile, 'utf8'), p.logFile).not.toContain(secret);
   });
 
   afterAll(async ({}, suite) => {
@@ -85,7 +142,10 @@ describe('REST API', () => {
 
   it("answers Flink's paths with Flink's documented fields", async () => {
     const { leader } = await urls();
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: 400, keys: 20, output: join(data, 'shapes') }));
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records: 400, keys: 20, output: join(data, 'shapes') }),
+    );
     await cluster.waitForJob(jobId, 60_000);
 
     const overview = await http<Json>(`${leader}/overview`);
@@ -128,7 +188,9 @@ describe('REST API', () => {
 
     const exceptions = await http<Json>(`${leader}/jobs/${jobId}/exceptions`);
     expect(exceptions.status).toBe(200);
-    expect(missingFields(exceptions.body, [...FLINK_SHAPES.jobExceptions, ...FLINK_SHAPES.jobExceptionsLegacy])).toEqual([]);
+    expect(
+      missingFields(exceptions.body, [...FLINK_SHAPES.jobExceptions, ...FLINK_SHAPES.jobExceptionsLegacy]),
+    ).toEqual([]);
     expect(missingFields(exceptions.body.exceptionHistory, FLINK_SHAPES.exceptionHistory)).toEqual([]);
 
     const tms = await http<{ taskmanagers: Json[] }>(`${leader}/taskmanagers`);
@@ -141,22 +203,38 @@ describe('REST API', () => {
 
     const config = await http<{ key: string; value: string }[]>(`${leader}/jobmanager/config`);
     expect(config.status).toBe(200);
-    expect(config.body.find((e) => e.key === 'rest.bind-address')).toEqual({ key: 'rest.bind-address', value: '127.0.0.1' });
+    expect(config.body.find((e) => e.key === 'rest.bind-address')).toEqual({
+      key: 'rest.bind-address',
+      value: '127.0.0.1',
+    });
     expect(config.body.find((e) => e.key === 'execution.batch.job-recovery.enabled')?.value).toBe('true');
   });
 
   it('serves Prometheus metrics on every JobMaster and TaskManager', async () => {
     const { leader, standby } = await urls();
     const text = (await http<string>(`${leader}/metrics`)).body;
-    for (const name of ['rebound_jobmaster_leader', 'rebound_jobmaster_epoch', 'rebound_jobs', 'rebound_recoveries_total', 'rebound_event_store_appends_total', 'rebound_event_store_flush_duration_seconds']) {
+    for (const name of [
+      'rebound_jobmaster_leader',
+      'rebound_jobmaster_epoch',
+      'rebound_jobs',
+      'rebound_recoveries_total',
+      'rebound_event_store_appends_total',
+      'rebound_event_store_flush_duration_seconds',
+    ]) {
       expect(text).toContain(`# HELP ${name} `);
       expect(text).toContain(`# TYPE ${name} `);
     }
     expect(text).toMatch(/^rebound_jobmaster_leader\{jobmaster_id="jm-\d"\} 1$/m);
     expect(text).toMatch(/^rebound_jobs\{state="FINISHED",jobmaster_id="jm-\d"\} [1-9]/m);
     expect(text).toMatch(/^rebound_event_store_appends_total\{jobmaster_id="jm-\d"\} [1-9]/m);
-    expect((await http<string>(`${standby}/metrics`)).body).toMatch(/^rebound_jobmaster_leader\{jobmaster_id="jm-\d"\} 0$/m);
-    for (const name of text.split('\n').filter((l) => l.startsWith('# TYPE ')).map((l) => l.split(' ')[2]!)) expect(name).toMatch(/^rebound_/);
+    expect((await http<string>(`${standby}/metrics`)).body).toMatch(
+      /^rebound_jobmaster_leader\{jobmaster_id="jm-\d"\} 0$/m,
+    );
+    for (const name of text
+      .split('\n')
+      .filter((l) => l.startsWith('# TYPE '))
+      .map((l) => l.split(' ')[2]!))
+      expect(name).toMatch(/^rebound_/);
 
     const tms = (await cluster.processes()).filter((p) => p.role === 'taskmanager');
     expect(tms.length).toBe(2);
@@ -197,9 +275,13 @@ describe('REST API', () => {
 
   it('cancels a job with PATCH /jobs/:jobid?mode=cancel', async () => {
     const { leader } = await urls();
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: 2000, keys: 97, output: join(data, 'cancel'), reduceDelayMs: 20 }), {
-      config: { 'taskmanager.network.combiner.max-keys': '0' },
-    });
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records: 2000, keys: 97, output: join(data, 'cancel'), reduceDelayMs: 20 }),
+      {
+        config: { 'taskmanager.network.combiner.max-keys': '0' },
+      },
+    );
     await cluster.waitForJob(jobId, 30_000, ['RUNNING']);
     const r = await http(`${leader}/jobs/${jobId}?mode=cancel`, { method: 'PATCH' });
     expect(r.status).toBe(202);
@@ -209,7 +291,11 @@ describe('REST API', () => {
 
   it('redirects a standby to the leader, streams changes and shows the recovery after a leader kill', async () => {
     const { leader, standby, leaderId } = await urls();
-    const redirect = await http(`${standby}/jobs/overview`, { redirect: 'manual' });
+    // A browser (Sec-Fetch-Site) is redirected; API clients get a proxied answer (rest-proxy.test.ts).
+    const redirect = await http(`${standby}/jobs/overview`, {
+      redirect: 'manual',
+      headers: { 'sec-fetch-site': 'same-site' },
+    });
     expect(redirect.status).toBe(307);
     expect(redirect.headers.get('location')).toBe(`${leader}/jobs/overview`);
     // Followed by hand with the secret: fetch drops credentials on a redirect to another origin
@@ -217,12 +303,19 @@ describe('REST API', () => {
     const viaStandby = await http<{ jobs: Json[] }>(redirect.headers.get('location')!);
     expect(viaStandby.status).toBe(200);
     const cluster1 = await http<Json>(`${standby}/cluster`);
-    expect(cluster1.body).toMatchObject({ answeredBy: { leader: false }, leader: { jobmasterId: leaderId, restUrl: leader } });
+    expect(cluster1.body).toMatchObject({
+      answeredBy: { leader: false },
+      leader: { jobmasterId: leaderId, restUrl: leader },
+    });
 
     // A slow middle stage (see the fixture): the leader dies while it runs, after the sources finished.
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: 2000, keys: 97, output: join(data, 'failover'), reduceDelayMs: 10 }), {
-      config: { 'taskmanager.network.combiner.max-keys': '0' },
-    });
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records: 2000, keys: 97, output: join(data, 'failover'), reduceDelayMs: 10 }),
+      {
+        config: { 'taskmanager.network.combiner.max-keys': '0' },
+      },
+    );
     const sse = new SseClient(`${leader}/stream?job=${jobId}`);
     try {
       const first = await sse.next<Json>('job', (j) => j.jid === jobId, 30_000);
@@ -245,7 +338,9 @@ describe('REST API', () => {
 
       const c = await cluster.waitFor(
         async () => {
-          const r = await http<{ epoch: number; leader: { restUrl: string } | null; answeredBy: { leader: boolean } }>(`${standby}/cluster`);
+          const r = await http<{ epoch: number; leader: { restUrl: string } | null; answeredBy: { leader: boolean } }>(
+            `${standby}/cluster`,
+          );
           return r.body.epoch > before && r.body.answeredBy.leader ? r.body : undefined;
         },
         30_000,
@@ -253,10 +348,16 @@ describe('REST API', () => {
       );
       const sse2 = new SseClient(`${c.leader!.restUrl}/stream?job=${jobId}`);
       try {
-        const rec = await sse2.next<{ recoveries: Json[] }>('recoveries', (r) => r.recoveries.some((x) => (x.epoch as number) > before), 60_000);
+        const rec = await sse2.next<{ recoveries: Json[] }>(
+          'recoveries',
+          (r) => r.recoveries.some((x) => (x.epoch as number) > before),
+          60_000,
+        );
         const row = rec.recoveries.find((x) => (x.epoch as number) > before)!;
         expect(row).toMatchObject({ restartedFromScratch: false });
         expect((row.tasks as Json).reused).toBeGreaterThanOrEqual(4);
+        // keep-running-tasks: the count is always there (0 when nothing was adopted), for the dashboard.
+        expect(typeof (row.tasks as Json).adopted).toBe('number');
         const phases = row.phases as Record<string, number>;
         expect(phases.electedAtMs).toBeGreaterThan(0);
         expect(phases.runningAtMs).toBeGreaterThanOrEqual(phases.replayFinishedAtMs!);

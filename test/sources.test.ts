@@ -53,7 +53,9 @@ describe('sources and the adaptive scheduler', () => {
   it('bad sources fail (or retry) with a message naming the vertex, and the cluster runs the next job', async () => {
     const out = (name: string): string => join(data, `bad-${name}`);
     const submit = (fail: string, extra: Record<string, string> = {}) =>
-      cluster.submit(NUMBERED, ['--splits', '4', '--records', '50', '--output', out(fail), '--fail', fail], { config: extra });
+      cluster.submit(NUMBERED, ['--splits', '4', '--records', '50', '--output', out(fail), '--fail', fail], {
+        config: extra,
+      });
     // Submitted together: a failing job must not disturb the others.
     const [create, twice, once, always] = await Promise.all([
       submit('create-enumerator'),
@@ -67,7 +69,9 @@ describe('sources and the adaptive scheduler', () => {
       /^source 'Source: Numbered -> Map': creating the split enumerator failed: cannot list the numbered input: catalog unreachable$/,
     );
     const twiceStatus = await cluster.waitForJob(twice.jobId, 30_000, ['FAILED']);
-    expect(twiceStatus.failure).toMatch(/^source 'Source: Numbered -> Map': the enumerator assigned split 'numbered-0' twice/);
+    expect(twiceStatus.failure).toMatch(
+      /^source 'Source: Numbered -> Map': the enumerator assigned split 'numbered-0' twice/,
+    );
 
     // A reader failing mid-split is retried; the retry reads the split from the start, and the
     // failed attempt's records never reach the output.
@@ -89,17 +93,22 @@ describe('sources and the adaptive scheduler', () => {
     expect(alwaysFails.every((e) => e.vertexName === SOURCE_VERTEX)).toBe(true);
     expect(alwaysStatus.vertices.find((v) => v.name === SOURCE_VERTEX)?.state).toBe('FAILED');
 
-    for (const name of ['create-enumerator', 'assign-twice', 'reader-always']) expect(await committedFiles(out(name)), name).toEqual([]);
+    for (const name of ['create-enumerator', 'assign-twice', 'reader-always'])
+      expect(await committedFiles(out(name)), name).toEqual([]);
 
     // What the user sees.
     const humanAlways = await cluster.rebound(['status', always.jobId]);
     expect(humanAlways.code, humanAlways.stderr).toBe(0);
     expect(humanAlways.stdout).toMatch(/state\s+FAILED/);
     expect(humanAlways.stdout).toMatch(/restarts\s+2/);
-    expect(humanAlways.stdout).toMatch(/failure\s+restart strategy exhausted after 2 restarts; last failure: Source: Numbered -> Map/);
+    expect(humanAlways.stdout).toMatch(
+      /failure\s+restart strategy exhausted after 2 restarts; last failure: Source: Numbered -> Map/,
+    );
 
     // The cluster is fine: a good job after all that finishes with the right output.
-    const good = await cluster.submit(NUMBERED, ['--splits', '5', '--records', '30', '--output', out('good')], { wait: true });
+    const good = await cluster.submit(NUMBERED, ['--splits', '5', '--records', '30', '--output', out('good')], {
+      wait: true,
+    });
     expect(good.code, good.stderr).toBe(0);
     expect(diffMaps(expectedNumbered(5, 30), await readSinkOutput(out('good'), String))).toEqual([]);
 
@@ -125,8 +134,12 @@ describe('sources and the adaptive scheduler', () => {
       'execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task': avg,
     });
     const [small, large] = await Promise.all([
-      cluster.submit('examples/wordcount.ts', ['--input', input, '--output', join(data, 'wc-small')], { config: settings('2 kb') }),
-      cluster.submit('examples/wordcount.ts', ['--input', input, '--output', join(data, 'wc-large')], { config: settings('64 mb') }),
+      cluster.submit('examples/wordcount.ts', ['--input', input, '--output', join(data, 'wc-small')], {
+        config: settings('2 kb'),
+      }),
+      cluster.submit('examples/wordcount.ts', ['--input', input, '--output', join(data, 'wc-large')], {
+        config: settings('64 mb'),
+      }),
     ]);
     await cluster.waitForJob(small.jobId, 60_000);
     await cluster.waitForJob(large.jobId, 60_000);
@@ -164,7 +177,9 @@ describe('sources and the adaptive scheduler', () => {
     expect(smallCounts.parallelism).toBeLessThan(12);
     expect(smallCounts.bytesConsumed).toBe(largeCounts.bytesConsumed);
     // Each sink subtask commits one file.
-    expect((await committedFiles(join(data, 'wc-small'))).filter((n) => n.startsWith('part-'))).toHaveLength(smallCounts.parallelism);
+    expect((await committedFiles(join(data, 'wc-small'))).filter((n) => n.startsWith('part-'))).toHaveLength(
+      smallCounts.parallelism,
+    );
   });
 
   // Last: it leaves the cluster with one TaskManager less.
@@ -172,13 +187,26 @@ describe('sources and the adaptive scheduler', () => {
     const out = join(data, 'tm-kill');
     const splits = 12;
     const records = 40;
-    const { jobId } = await cluster.submit(NUMBERED, ['--splits', String(splits), '--records', String(records), '--delay-ms', '25', '--parallelism', '4', '--output', out]);
+    const { jobId } = await cluster.submit(NUMBERED, [
+      '--splits',
+      String(splits),
+      '--records',
+      String(records),
+      '--delay-ms',
+      '25',
+      '--parallelism',
+      '4',
+      '--output',
+      out,
+    ]);
     const leader = (await cluster.leader())!;
     // Each of the 4 readers reads about 3 one-second splits in turn; kill one that is running.
     const victim = await cluster.waitFor(
       async () => {
         const open = openAttempts(await cluster.taskEvents(), jobId);
-        return open.length === 4 && Date.now() - Math.max(...open.map((e) => e.time)) > 1_200 ? open[0]!.taskManagerId : undefined;
+        return open.length === 4 && Date.now() - Math.max(...open.map((e) => e.time)) > 1_200
+          ? open[0]!.taskManagerId
+          : undefined;
       },
       30_000,
       'all four readers to be past their first split',
@@ -198,6 +226,8 @@ describe('sources and the adaptive scheduler', () => {
     expect(returned.length, 'reset readers that returned splits').toBeGreaterThanOrEqual(1);
     expect(returned.every((n) => n >= 1)).toBe(true);
     const events = (await cluster.taskEvents()).filter((e) => e.jobId === jobId);
-    expect(events.filter((e) => e.event === 'task.deploy' && e.attempt > 0).every((e) => e.taskManagerId !== victim)).toBe(true);
+    expect(
+      events.filter((e) => e.event === 'task.deploy' && e.attempt > 0).every((e) => e.taskManagerId !== victim),
+    ).toBe(true);
   });
 });

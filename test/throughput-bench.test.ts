@@ -35,11 +35,27 @@ describe('bench/throughput (correctness only)', () => {
 
   it('one round on a 1 MB Zipf corpus: the cluster output equals the single process output, results written', async () => {
     const results = join(dir, 'throughput.json');
-    const r = await run(['--mb', '1', '--corpora', 'large', '--rounds', '1', '--no-profile', '--workdir', join(dir, 'work'), '--results', results]);
+    const r = await run([
+      '--mb',
+      '1',
+      '--corpora',
+      'large',
+      '--rounds',
+      '1',
+      '--no-profile',
+      '--workdir',
+      join(dir, 'work'),
+      '--results',
+      results,
+    ]);
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
     const doc = JSON.parse(await readFile(results, 'utf8')) as {
       outputsIdentical: boolean;
-      corpora: { name: string; rounds: { outputsIdentical: boolean; cluster: { restarts: number } }[]; input: { distinctWords: number } }[];
+      corpora: {
+        name: string;
+        rounds: { outputsIdentical: boolean; cluster: { restarts: number } }[];
+        input: { distinctWords: number };
+      }[];
     };
     expect(doc.outputsIdentical).toBe(true);
     expect(doc.corpora.map((c) => c.name)).toEqual(['large']);

@@ -24,15 +24,72 @@ export function seededRandom(seed: number): () => number {
  * letters+digits, in several capitalizations, so that a tokenizer or lower-casing bug shows up.
  */
 export const DEFAULT_VOCABULARY: readonly string[] = [
-  'the', 'The', 'THE', 'rebound', 'Rebound', 'flink', 'Flink', 'batch', 'job', 'master', 'task',
-  'manager', 'partition', 'recovery', 'epoch', 'leader', 'shuffle', 'split', 'source', 'sink',
-  'café', 'CAFÉ', 'naïve', 'über', 'Über', 'straße', 'façade', 'émigré',
-  'λόγος', 'Λόγος', 'αλφα', 'мир', 'Мир', 'данные', '数据', '漢字',
-  '42', '2024', '007', 'x1', 'A1b2', 'v8', 'utf8',
+  'the',
+  'The',
+  'THE',
+  'rebound',
+  'Rebound',
+  'flink',
+  'Flink',
+  'batch',
+  'job',
+  'master',
+  'task',
+  'manager',
+  'partition',
+  'recovery',
+  'epoch',
+  'leader',
+  'shuffle',
+  'split',
+  'source',
+  'sink',
+  'café',
+  'CAFÉ',
+  'naïve',
+  'über',
+  'Über',
+  'straße',
+  'façade',
+  'émigré',
+  'λόγος',
+  'Λόγος',
+  'αλφα',
+  'мир',
+  'Мир',
+  'данные',
+  '数据',
+  '漢字',
+  '42',
+  '2024',
+  '007',
+  'x1',
+  'A1b2',
+  'v8',
+  'utf8',
 ];
 
 /** What separates words: the tokenizer must split on all of them. */
-const SEPARATORS: readonly string[] = [' ', ' ', ' ', '  ', '\t', ', ', '. ', '; ', ' - ', '!', '?', ' (', ') ', '"', "'", '/', '…', ' — '];
+const SEPARATORS: readonly string[] = [
+  ' ',
+  ' ',
+  ' ',
+  '  ',
+  '\t',
+  ', ',
+  '. ',
+  '; ',
+  ' - ',
+  '!',
+  '?',
+  ' (',
+  ') ',
+  '"',
+  "'",
+  '/',
+  '…',
+  ' — ',
+];
 
 export interface TextFilesOptions {
   readonly files: number;
@@ -101,13 +158,17 @@ export async function readSinkLines(dir: string): Promise<string[]> {
  * Reads `key<TAB>value` lines of a sink's output into a Map. A key written twice means output was
  * not exactly-once and fails loudly rather than being summed or overwritten.
  */
-export async function readSinkOutput<V = number>(dir: string, parseValue: (text: string) => V = Number as unknown as (text: string) => V): Promise<Map<string, V>> {
+export async function readSinkOutput<V = number>(
+  dir: string,
+  parseValue: (text: string) => V = Number as unknown as (text: string) => V,
+): Promise<Map<string, V>> {
   const out = new Map<string, V>();
   for (const line of await readSinkLines(dir)) {
     const tab = line.lastIndexOf('\t');
     if (tab < 0) throw new Error(`${dir}: line without a tab: ${JSON.stringify(line)}`);
     const key = line.slice(0, tab);
-    if (out.has(key)) throw new Error(`${dir}: key ${JSON.stringify(key)} written more than once (output is not exactly-once)`);
+    if (out.has(key))
+      throw new Error(`${dir}: key ${JSON.stringify(key)} written more than once (output is not exactly-once)`);
     out.set(key, parseValue(line.slice(tab + 1)));
   }
   return out;
@@ -118,7 +179,8 @@ export function diffMaps<V>(expected: ReadonlyMap<string, V>, actual: ReadonlyMa
   const diffs: string[] = [];
   for (const [k, v] of expected) {
     if (!actual.has(k)) diffs.push(`missing ${JSON.stringify(k)} (expected ${String(v)})`);
-    else if (actual.get(k) !== v) diffs.push(`${JSON.stringify(k)}: expected ${String(v)}, got ${String(actual.get(k))}`);
+    else if (actual.get(k) !== v)
+      diffs.push(`${JSON.stringify(k)}: expected ${String(v)}, got ${String(actual.get(k))}`);
   }
   for (const [k, v] of actual) if (!expected.has(k)) diffs.push(`unexpected ${JSON.stringify(k)} = ${String(v)}`);
   return diffs.length > max ? [...diffs.slice(0, max), `... and ${diffs.length - max} more`] : diffs;

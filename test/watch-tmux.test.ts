@@ -55,7 +55,8 @@ class Tmux {
 // A fresh machine may lack tmux: `npm test` there skips this file and says so. CI (CI=true, where
 // .ci/run installs tmux) never skips it: a missing tmux fails the run there.
 const RUN_TMUX = hasTmux() || process.env.CI === 'true';
-if (!RUN_TMUX) process.stdout.write('test/watch-tmux.test.ts skipped: tmux is not installed (apt-get install -y tmux)\n');
+if (!RUN_TMUX)
+  process.stdout.write('test/watch-tmux.test.ts skipped: tmux is not installed (apt-get install -y tmux)\n');
 
 describe.skipIf(!RUN_TMUX)('watch in a terminal (tmux) through a leader SIGKILL', () => {
   let cluster: LocalCluster;
@@ -69,7 +70,12 @@ describe.skipIf(!RUN_TMUX)('watch in a terminal (tmux) through a leader SIGKILL'
     // Keep the pane (and its last screen) after watch exits; no status bar taking a row.
     await writeFile(conf, 'set -g remain-on-exit on\nset -g status off\nset -g history-limit 5000\n');
     tmux = new Tmux(`rebound-test-${process.pid}`, conf);
-    cluster = await LocalCluster.start({ jobmasters: 2, taskmanagers: 3, slots: 2, config: { 'execution.batch.job-recovery.enabled': 'true' } });
+    cluster = await LocalCluster.start({
+      jobmasters: 2,
+      taskmanagers: 3,
+      slots: 2,
+      config: { 'execution.batch.job-recovery.enabled': 'true' },
+    });
   });
 
   afterAll(async ({}, suite) => {
@@ -87,11 +93,19 @@ describe.skipIf(!RUN_TMUX)('watch in a terminal (tmux) through a leader SIGKILL'
     const big = await generateTextFiles(join(dir, 'in'), { files: 1, linesPerFile: 300, seed: 16, prefix: 'b' });
     const files = [...small, ...big];
     const out = join(dir, 'out');
-    const { jobId } = await cluster.submit('examples/wordcount.ts', ['--input', join(dir, 'in'), '--output', out, '--record-delay-ms', '50']);
+    const { jobId } = await cluster.submit('examples/wordcount.ts', [
+      '--input',
+      join(dir, 'in'),
+      '--output',
+      out,
+      '--record-delay-ms',
+      '50',
+    ]);
     const watchCommand = `'${process.execPath}' '${REBOUND_BIN}' watch ${jobId} --cluster '${cluster.workdir}' --poll-interval '100 ms'; echo "[watch exited $?]"`;
     for (const w of WIDTHS) {
       tmux.start(`w${w}`, w, `cd '${REPO_ROOT}' && ${watchCommand}`);
-      if (process.env.REBOUND_TMUX_DUMP === '1') tmux.run(['pipe-pane', '-t', `w${w}`, `cat > '${join(dir, `raw-${w}.txt`)}'`]);
+      if (process.env.REBOUND_TMUX_DUMP === '1')
+        tmux.run(['pipe-pane', '-t', `w${w}`, `cat > '${join(dir, `raw-${w}.txt`)}'`]);
     }
 
     const screens = new Map<number, string[][]>(WIDTHS.map((w) => [w, []]));
@@ -105,18 +119,33 @@ describe.skipIf(!RUN_TMUX)('watch in a terminal (tmux) through a leader SIGKILL'
     const showing = (w: number, pattern: RegExp): boolean => tmux.capture(`w${w}`).some((l) => pattern.test(l));
 
     // Both panes draw the job running under the first leader before it dies.
-    await waitFor(() => (captureAll(), WIDTHS.every((w) => showing(w, /RUNNING .*leader jm-\d \(epoch 1\)/))), 60_000, 'both panes to show the job RUNNING under epoch 1');
-    await waitFor(async () => (captureAll(), (await cluster.status(jobId)).vertices[0]!.tasks.finished >= 1), 60_000, 'a first finished source task');
+    await waitFor(
+      () => (captureAll(), WIDTHS.every((w) => showing(w, /RUNNING .*leader jm-\d \(epoch 1\)/))),
+      60_000,
+      'both panes to show the job RUNNING under epoch 1',
+    );
+    await waitFor(
+      async () => (captureAll(), (await cluster.status(jobId)).vertices[0]!.tasks.finished >= 1),
+      60_000,
+      'a first finished source task',
+    );
     // In-process (no CLI start-up between the check above and the kill).
     const killed = await killLeader(cluster);
     try {
-      await waitFor(() => (captureAll(), WIDTHS.every((w) => showing(w, /\[watch exited \d+\]/))), 90_000, 'watch to exit in both panes', { intervalMs: 40 });
+      await waitFor(
+        () => (captureAll(), WIDTHS.every((w) => showing(w, /\[watch exited \d+\]/))),
+        90_000,
+        'watch to exit in both panes',
+        { intervalMs: 40 },
+      );
       captureAll();
     } finally {
       // Every distinct screen with REBOUND_TMUX_DUMP=1; the last ones always when watch did not end.
       for (const [w, all] of screens) {
         const shown = process.env.REBOUND_TMUX_DUMP === '1' ? all : all.slice(-1);
-        process.stderr.write(`\n===== ${w} columns: ${all.length} screens =====\n${shown.map((s) => s.join('\n')).join('\n-----\n')}\n`);
+        process.stderr.write(
+          `\n===== ${w} columns: ${all.length} screens =====\n${shown.map((s) => s.join('\n')).join('\n-----\n')}\n`,
+        );
       }
     }
     const final = await cluster.status(jobId);
@@ -125,21 +154,31 @@ describe.skipIf(!RUN_TMUX)('watch in a terminal (tmux) through a leader SIGKILL'
     expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(out))).toEqual([]);
     // `status` tells the same failover in a sentence, with the subtasks that ran again (TaskManager logs).
     const human = await cluster.rebound(['status', jobId]);
-    expect(human.stdout).toMatch(/Survived 1 JobMaster failover:\n {2}Failover 1 \(epoch \d+\): leader lost [\d.]+ (ms|s|min)( [\d]+ s)? ago → elected after /);
+    expect(human.stdout).toMatch(
+      /Survived 1 JobMaster failover:\n {2}Failover 1 \(epoch \d+\): leader lost [\d.]+ (ms|s|min)( [\d]+ s)? ago → elected after /,
+    );
     expect(human.stdout).toMatch(/\n {4}ran again: (Source: TextFiles #\d+|nothing)/);
 
     for (const w of WIDTHS) {
       const all = screens.get(w)!;
       for (const screen of all) {
-        for (const line of screen) expect(displayWidth(line), `line wider than ${w} columns:\n${line}`).toBeLessThanOrEqual(w);
+        for (const line of screen)
+          expect(displayWidth(line), `line wider than ${w} columns:\n${line}`).toBeLessThanOrEqual(w);
         // One live block: a header left behind by an incomplete redraw would make two.
         expect(screen.filter((l) => HEADER.test(l)).length, screen.join('\n')).toBeLessThanOrEqual(1);
       }
       const text = all.map((s) => s.join('\n'));
-      expect(text.some((s) => /NO LEADER|TAKING OVER/.test(s)), `${w}: the leaderless gap was never shown`).toBe(true);
+      expect(
+        text.some((s) => /NO LEADER|TAKING OVER/.test(s)),
+        `${w}: the leaderless gap was never shown`,
+      ).toBe(true);
       // Once the gap was shown, the old leader never appears in the header again.
       const gapAt = text.findIndex((s) => /NO LEADER|TAKING OVER/.test(s));
-      expect(text.slice(gapAt).some((s) => s.split('\n').some((l) => HEADER.test(l) && l.includes(`epoch ${killed.epoch})`)))).toBe(false);
+      expect(
+        text
+          .slice(gapAt)
+          .some((s) => s.split('\n').some((l) => HEADER.test(l) && l.includes(`epoch ${killed.epoch})`))),
+      ).toBe(false);
 
       const last = all.at(-1)!;
       const joined = last.join('\n').replace(/\n {4}/g, ' ');
@@ -147,11 +186,16 @@ describe.skipIf(!RUN_TMUX)('watch in a terminal (tmux) through a leader SIGKILL'
       const header = last.find((l) => HEADER.test(l))!;
       expect(header).toContain('FINISHED');
       expect(header).toContain(`(epoch ${final.leaderEpoch})`);
-      expect(joined).toMatch(new RegExp(`Failover 1 \\(epoch ${final.leaderEpoch}\\): leader lost [\\d.]+ (ms|s) ago → elected after`));
+      expect(joined).toMatch(
+        new RegExp(`Failover 1 \\(epoch ${final.leaderEpoch}\\): leader lost [\\d.]+ (ms|s) ago → elected after`),
+      );
       expect(joined).toContain(`job ${jobId} FINISHED`);
       expect(joined).toContain('[watch exited 0]');
       for (const v of final.vertices) {
-        const row = last.find((l) => l.includes(`${v.tasks.finished}/${v.parallelism}  FINISHED`) && l.startsWith(`  ${v.name.slice(0, 10)}`));
+        const row = last.find(
+          (l) =>
+            l.includes(`${v.tasks.finished}/${v.parallelism}  FINISHED`) && l.startsWith(`  ${v.name.slice(0, 10)}`),
+        );
         expect(row, `row of ${v.name} in\n${last.join('\n')}`).toBeDefined();
       }
     }

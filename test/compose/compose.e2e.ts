@@ -16,12 +16,19 @@ composeFailoverSuite({
     it('says in one line what is missing: engine, data directory, a healthy cluster', async () => {
       const { env, data, compose } = harness();
       const preflight = join(ROOT, 'scripts/docker/preflight.sh');
-      const noEngine = await run('bash', [preflight], { ...env, DOCKER_HOST: `unix://${join(data, 'no-docker.sock')}` }, 60_000);
+      const noEngine = await run(
+        'bash',
+        [preflight],
+        { ...env, DOCKER_HOST: `unix://${join(data, 'no-docker.sock')}` },
+        60_000,
+      );
       expect(noEngine.code).toBe(1);
       expect(noEngine.stderr.trim()).toMatch(/^preflight: no Docker engine answers \(.*\); start dockerd/);
       const noData = await run('bash', [preflight], { ...env, REBOUND_DATA: join(data, 'missing') }, 60_000);
       expect(noData.code).toBe(1);
-      expect(noData.stderr.trim()).toBe(`preflight: data directory ${join(data, 'missing')} does not exist; create it (mkdir -p ${join(data, 'missing')}/input) or set REBOUND_DATA to one`);
+      expect(noData.stderr.trim()).toBe(
+        `preflight: data directory ${join(data, 'missing')} does not exist; create it (mkdir -p ${join(data, 'missing')}/input) or set REBOUND_DATA to one`,
+      );
       expect((await run('bash', [preflight], env, 60_000)).stdout).toMatch(/^preflight: ok/);
 
       // The client before the cluster: a bounded wait, then one line saying so.

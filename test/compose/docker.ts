@@ -6,8 +6,11 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
-/** Its own tag, so the tests never replace a `rebound:latest` someone built by hand. */
-export const IMAGE = 'rebound:e2e';
+/**
+ * Its own tag, so the tests never replace a `rebound:latest` someone built by hand;
+ * REBOUND_E2E_IMAGE gives each checkout its own where several share one Docker engine.
+ */
+export const IMAGE = process.env.REBOUND_E2E_IMAGE ?? 'rebound:e2e';
 
 export interface Run {
   readonly code: number;
@@ -41,9 +44,13 @@ export async function composeCommand(): Promise<string[]> {
 
 /** The base image ensure-docker.sh made available, chosen the same way. */
 export async function baseImage(): Promise<string> {
-  const candidates = process.env.REBOUND_BASE_IMAGE ? [process.env.REBOUND_BASE_IMAGE] : ['node:20-bookworm-slim', 'rebound-node-base:trixie'];
+  const candidates = process.env.REBOUND_BASE_IMAGE
+    ? [process.env.REBOUND_BASE_IMAGE]
+    : ['node:20-bookworm-slim', 'rebound-node-base:trixie'];
   for (const image of candidates) {
     if ((await run('docker', ['image', 'inspect', image], process.env, 30_000)).code === 0) return image;
   }
-  throw new Error(`base image missing: none of ${candidates.join(', ')} is present; run test/compose/ensure-docker.sh (as root)`);
+  throw new Error(
+    `base image missing: none of ${candidates.join(', ')} is present; run test/compose/ensure-docker.sh (as root)`,
+  );
 }

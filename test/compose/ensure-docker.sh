@@ -2,7 +2,7 @@
 # Makes Docker usable for `npm run test:compose`, installing and starting what is missing when run
 # as root: Debian's docker.io and docker-compose, a dockerd in the background, and a base image
 # (REBOUND_BASE_IMAGE if set; else node:20-bookworm-slim if present or pullable; else
-# rebound-node-base:trixie, built with ../shared/docker/make-base-image.sh, which needs debootstrap),
+# rebound-node-base:trixie, built with scripts/docker/make-base-image.sh, which needs debootstrap),
 # and Debian's etcd-server for the etcd variant.
 # Exit 0 when all is there; else one line saying why Docker cannot run here, and exit 1.
 set -uo pipefail
@@ -66,7 +66,7 @@ elif docker image inspect node:20-bookworm-slim >/dev/null 2>&1 || timeout 120 d
 elif docker image inspect rebound-node-base:trixie >/dev/null 2>&1; then
   say "base image rebound-node-base:trixie (node:20-bookworm-slim cannot be pulled)"
 else
-  maker=${REBOUND_MAKE_BASE_IMAGE:-../shared/docker/make-base-image.sh}
+  maker=${REBOUND_MAKE_BASE_IMAGE:-scripts/docker/make-base-image.sh}
   [ -f "$maker" ] || cannot "node:20-bookworm-slim cannot be pulled and there is no $maker to build a base image"
   command -v debootstrap >/dev/null || apt_install debootstrap
   say "node:20-bookworm-slim cannot be pulled: building rebound-node-base:trixie with $maker"

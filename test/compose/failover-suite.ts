@@ -11,7 +11,16 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,10 +47,18 @@ function freePort(): Promise<number> {
 }
 
 /** GET a JobMaster's REST API through its published port: status and JSON body (undefined when it does not answer). */
-async function rest(port: number, path: string, secret = ''): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
+async function rest(
+  port: number,
+  path: string,
+  secret = '',
+): Promise<{ status: number; body: Record<string, unknown> } | undefined> {
   try {
     const headers: Record<string, string> = secret ? { authorization: `Bearer ${secret}` } : {};
-    const res = await fetch(`http://127.0.0.1:${port}${path}`, { headers, signal: AbortSignal.timeout(10_000), redirect: 'manual' });
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, {
+      headers,
+      signal: AbortSignal.timeout(10_000),
+      redirect: 'manual',
+    });
     return { status: res.status, body: (await res.json().catch(() => ({}))) as Record<string, unknown> };
   } catch {
     return undefined;
@@ -50,7 +67,23 @@ async function rest(port: number, path: string, secret = ''): Promise<{ status: 
 
 /** Seeded lines over a fixed vocabulary; the expected counts come from what was generated. */
 function generateInput(dir: string): Map<string, number> {
-  const vocabulary = ['rebound', 'flink', 'batch', 'leader', 'epoch', 'partition', 'shuffle', 'split', 'café', 'naïve', 'über', 'мир', '数据', '42', 'x1'];
+  const vocabulary = [
+    'rebound',
+    'flink',
+    'batch',
+    'leader',
+    'epoch',
+    'partition',
+    'shuffle',
+    'split',
+    'café',
+    'naïve',
+    'über',
+    'мир',
+    '数据',
+    '42',
+    'x1',
+  ];
   const separators = [' ', ', ', ' — ', '; ', ' (', ') ', '. '];
   let state = 2026;
   const next = (n: number): number => {
@@ -166,8 +199,14 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
     let passed = false;
 
     const compose = (args: readonly string[], timeoutMs = 120_000, extraEnv: NodeJS.ProcessEnv = {}): Promise<Run> =>
-      run(composeCmd[0]!, [...composeCmd.slice(1), '-p', PROJECT, ...files, ...args], { ...env, ...extraEnv }, timeoutMs);
-    const client = (args: readonly string[], timeoutMs = 120_000): Promise<Run> => compose(['run', '--rm', '-T', 'client', ...args], timeoutMs);
+      run(
+        composeCmd[0]!,
+        [...composeCmd.slice(1), '-p', PROJECT, ...files, ...args],
+        { ...env, ...extraEnv },
+        timeoutMs,
+      );
+    const client = (args: readonly string[], timeoutMs = 120_000): Promise<Run> =>
+      compose(['run', '--rm', '-T', 'client', ...args], timeoutMs);
     const harness = (): ComposeHarness => ({ env, data, compose });
 
     async function mustClient(args: readonly string[]): Promise<string> {
@@ -178,10 +217,15 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
 
     /** service -> "running healthy" etc., from the engine's view of this project's containers. */
     async function containerStates(): Promise<Map<string, string>> {
-      const ids = (await run('docker', ['ps', '-aq', '--filter', `label=com.docker.compose.project=${PROJECT}`], env, 30_000)).stdout.split('\n').filter(Boolean);
+      const ids = (
+        await run('docker', ['ps', '-aq', '--filter', `label=com.docker.compose.project=${PROJECT}`], env, 30_000)
+      ).stdout
+        .split('\n')
+        .filter(Boolean);
       const states = new Map<string, string>();
       if (ids.length === 0) return states;
-      const format = '{{index .Config.Labels "com.docker.compose.service"}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{else}}-{{end}}';
+      const format =
+        '{{index .Config.Labels "com.docker.compose.service"}} {{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{else}}-{{end}}';
       const r = await run('docker', ['inspect', '--format', format, ...ids], env, 30_000);
       for (const line of r.stdout.split('\n').filter(Boolean)) {
         const [service, ...rest] = line.split(' ');
@@ -197,8 +241,12 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
         const states = await containerStates();
         if (SERVICES.every((s) => states.get(s) === 'running healthy')) return;
         const exited = [...states].filter(([, st]) => st.startsWith('exited'));
-        if (exited.length > 0) throw new Error(`containers exited while starting: ${exited.map(([s, st]) => `${s} ${st}`).join(', ')}`);
-        if (Date.now() > deadline) throw new Error(`not healthy within ${timeoutMs / 1000} s: ${[...states].map(([s, st]) => `${s}=${st}`).join(', ')}`);
+        if (exited.length > 0)
+          throw new Error(`containers exited while starting: ${exited.map(([s, st]) => `${s} ${st}`).join(', ')}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `not healthy within ${timeoutMs / 1000} s: ${[...states].map(([s, st]) => `${s}=${st}`).join(', ')}`,
+          );
         await new Promise((r) => setTimeout(r, 1_000)); // the next look at the healthchecks
       }
     }
@@ -207,6 +255,9 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
       composeCmd = await composeCommand();
       const base = await baseImage();
       data = mkdtempSync(join(tmpdir(), 'rebound-compose-data-'));
+      // The containers run as the image's user (Dockerfile REBOUND_UID), not as root.
+      if (process.getuid?.() === 0) chownSync(data, 10001, 10001);
+      else chmodSync(data, 0o777);
       restPorts = { 'jobmaster-1': await freePort(), 'jobmaster-2': await freePort() };
       env = {
         ...process.env,
@@ -217,7 +268,12 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
         REBOUND_REST_PORT_1: String(restPorts['jobmaster-1']),
         REBOUND_REST_PORT_2: String(restPorts['jobmaster-2']),
       };
-      log(`${composeCmd.join(' ')} ${files.filter((f) => f !== '-f').map((f) => f.slice(ROOT.length + 1)).join(' ')}, image ${IMAGE}, project ${PROJECT}, data ${data}`);
+      log(
+        `${composeCmd.join(' ')} ${files
+          .filter((f) => f !== '-f')
+          .map((f) => f.slice(ROOT.length + 1))
+          .join(' ')}, image ${IMAGE}, project ${PROJECT}, data ${data}`,
+      );
       const image = await run('docker', ['image', 'inspect', IMAGE], env, 30_000);
       if (image.code !== 0) throw new Error(`image ${IMAGE} missing: test/compose/global-setup.ts builds it`);
     });
@@ -256,23 +312,40 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
       const expected = generateInput(join(data, 'input'));
       const ownCount = new Map<string, number>();
       for (const name of readdirSync(join(data, 'input'))) {
-        for (const w of tokenize(readFileSync(join(data, 'input', name), 'utf8'))) ownCount.set(w, (ownCount.get(w) ?? 0) + 1);
+        for (const w of tokenize(readFileSync(join(data, 'input', name), 'utf8')))
+          ownCount.set(w, (ownCount.get(w) ?? 0) + 1);
       }
       expect(ownCount).toEqual(expected);
 
       const submitted = await mustClient([
-        'submit', '--detached', '--json', 'examples/wordcount.ts', '--',
-        '--input', '/data/input', '--output', '/data/output', '--record-delay-ms', String(RECORD_DELAY_MS),
+        'submit',
+        '--detached',
+        '--json',
+        // The suite checks FLIP-383's replay report; adopting running tasks is test/keep-running's.
+        '-D',
+        'execution.batch.job-recovery.keep-running-tasks=false',
+        'examples/wordcount.ts',
+        '--',
+        '--input',
+        '/data/input',
+        '--output',
+        '/data/output',
+        '--record-delay-ms',
+        String(RECORD_DELAY_MS),
       ]);
       const { jobId } = JSON.parse(lastLine(submitted)) as { jobId: string };
       log(`submitted ${jobId}`);
 
       // `watch --json` in its own client container follows the job across the failover.
-      const watcher = spawn(composeCmd[0]!, [...composeCmd.slice(1), '-p', PROJECT, ...files, 'run', '--rm', '-T', 'client', 'watch', jobId, '--json'], {
-        cwd: ROOT,
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const watcher = spawn(
+        composeCmd[0]!,
+        [...composeCmd.slice(1), '-p', PROJECT, ...files, 'run', '--rm', '-T', 'client', 'watch', jobId, '--json'],
+        {
+          cwd: ROOT,
+          env,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let last: StatusJson | undefined;
       let watchErr = '';
       let onStatus: ((s: StatusJson) => void) | undefined;
@@ -295,9 +368,14 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
       expect(victim).toBe(before.id);
 
       const source = (s: StatusJson): VertexJson => s.vertices.find((v) => v.name.startsWith('Source'))!;
-      const halfDone = (s: StatusJson): boolean => source(s).parallelism > 0 && source(s).tasks.finished >= source(s).parallelism / 2;
+      const halfDone = (s: StatusJson): boolean =>
+        source(s).parallelism > 0 && source(s).tasks.finished >= source(s).parallelism / 2;
       await new Promise<void>((done, fail) => {
-        const timer = setTimeout(() => fail(new Error(`half the source tasks did not finish within 5 min; last status: ${JSON.stringify(last)}`)), 5 * 60_000);
+        const timer = setTimeout(
+          () =>
+            fail(new Error(`half the source tasks did not finish within 5 min; last status: ${JSON.stringify(last)}`)),
+          5 * 60_000,
+        );
         onStatus = (s) => {
           if (halfDone(s)) {
             clearTimeout(timer);
@@ -306,7 +384,9 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
           }
         };
         if (last) onStatus(last);
-        void watchExit.then((code) => fail(new Error(`watch ended (exit ${code}) before half the sources finished: ${lastLine(watchErr)}`)));
+        void watchExit.then((code) =>
+          fail(new Error(`watch ended (exit ${code}) before half the sources finished: ${lastLine(watchErr)}`)),
+        );
       });
       const atKill = source(last!);
       const killed = await compose(['kill', victim], 60_000);
@@ -316,7 +396,12 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
 
       const code = await Promise.race([
         watchExit,
-        new Promise<number>((_, fail) => setTimeout(() => fail(new Error(`the job did not end within 6 min of the kill; last status: ${JSON.stringify(last)}`)), 6 * 60_000)),
+        new Promise<number>((_, fail) =>
+          setTimeout(
+            () => fail(new Error(`the job did not end within 6 min of the kill; last status: ${JSON.stringify(last)}`)),
+            6 * 60_000,
+          ),
+        ),
       ]);
       expect(code, `watch: ${lastLine(watchErr)}`).toBe(0);
       log(`FINISHED ${since(tKill)} after the kill`);

@@ -25,7 +25,8 @@ import { makeTempDir } from '../util.js';
  */
 
 const etcd = etcdAvailable();
-if (!etcd && process.env.CI) throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+if (!etcd && process.env.CI)
+  throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
 const noPartitions = etcd ? partitionsUnavailableReason() : 'no etcd';
 if (noPartitions && etcd) console.warn(`chaos on etcd: the partition runs are skipped: ${noPartitions}`);
 
@@ -50,12 +51,33 @@ const KILL_RUNS: readonly EtcdRun[] = [
  * JobMaster reset the finished tasks on it. Fixed in job-leader-service.ts (the answer's epoch is
  * adopted) and the etcd leader retrieval (the key is read while the watch is down).
  */
-const OUTAGE_RUN: EtcdRun = { seed: 5, options: { pool: ['etcd-member-kill', 'etcd-outage'], faultsPerRun: 2, job: 'wordcount', ha: 'etcd' } };
+const OUTAGE_RUN: EtcdRun = {
+  seed: 5,
+  options: { pool: ['etcd-member-kill', 'etcd-outage'], faultsPerRun: 2, job: 'wordcount', ha: 'etcd' },
+};
 const PARTITION_RUNS: readonly EtcdRun[] = [
   // Long cuts: etcd's Raft leader, the leading JobMaster (loses its lease), a TaskManager beyond heartbeat.timeout.
-  { seed: 6, options: { pool: ['tm-partition', 'leader-partition', 'etcd-leader-partition'], faultsPerRun: 3, job: 'wordcount', ha: 'etcd', partitions: true } },
+  {
+    seed: 6,
+    options: {
+      pool: ['tm-partition', 'leader-partition', 'etcd-leader-partition'],
+      faultsPerRun: 3,
+      job: 'wordcount',
+      ha: 'etcd',
+      partitions: true,
+    },
+  },
   // Short cuts: a TaskManager within heartbeat.timeout (nothing durable may rerun), etcd's Raft leader.
-  { seed: 2, options: { pool: ['tm-partition', 'leader-partition', 'etcd-leader-partition'], faultsPerRun: 3, job: 'wordcount', ha: 'etcd', partitions: true } },
+  {
+    seed: 2,
+    options: {
+      pool: ['tm-partition', 'leader-partition', 'etcd-leader-partition'],
+      faultsPerRun: 3,
+      job: 'wordcount',
+      ha: 'etcd',
+      partitions: true,
+    },
+  },
 ];
 
 /** A fault whose trigger came after the job's end is a missed experiment: run the seed slower. */
@@ -77,7 +99,18 @@ describe.skipIf(!etcd)('chaos harness on etcd HA', () => {
     for (const slowdown of SLOWDOWNS) {
       const plan = planRun(seed, { ...options, slowdown });
       expect(plan.ha).toBe('etcd');
-      const cli = ['--seed', String(seed), '--faults', options.pool.join(','), '--ha', 'etcd', '--job', 'wordcount', '--faults-per-run', String(options.faultsPerRun)];
+      const cli = [
+        '--seed',
+        String(seed),
+        '--faults',
+        options.pool.join(','),
+        '--ha',
+        'etcd',
+        '--job',
+        'wordcount',
+        '--faults-per-run',
+        String(options.faultsPerRun),
+      ];
       if (options.partitions) cli.push('--partitions');
       if (slowdown !== 1) cli.push('--slowdown', String(slowdown));
       const replay = replayCommand(parseChaosArgs(cli), seed);
@@ -97,14 +130,24 @@ describe.skipIf(!etcd)('chaos harness on etcd HA', () => {
     }
   }
 
-  it.each(KILL_RUNS)('seed $seed ($options.pool): etcd members killed and stopped', { timeout: 900_000 }, (r) => runSeed(r));
+  it.each(KILL_RUNS)('seed $seed ($options.pool): etcd members killed and stopped', { timeout: 900_000 }, (r) =>
+    runSeed(r),
+  );
 
-  it('seed 5: every etcd member SIGKILLed past the lease, then restarted (see OUTAGE_RUN)', { timeout: 900_000 }, () => runSeed(OUTAGE_RUN));
+  it('seed 5: every etcd member SIGKILLed past the lease, then restarted (see OUTAGE_RUN)', { timeout: 900_000 }, () =>
+    runSeed(OUTAGE_RUN),
+  );
 
-  it.skipIf(noPartitions !== undefined).each(PARTITION_RUNS)('seed $seed ($options.pool): network cuts', { timeout: 900_000 }, (r) => runSeed(r));
+  it.skipIf(noPartitions !== undefined).each(PARTITION_RUNS)(
+    'seed $seed ($options.pool): network cuts',
+    { timeout: 900_000 },
+    (r) => runSeed(r),
+  );
 
   it('injected every etcd kind (and every partition kind where partitions are possible)', () => {
-    const want = [...ETCD_FAULTS, ...PARTITION_FAULTS].filter((k) => noPartitions === undefined || !PARTITION_FAULTS.has(k));
+    const want = [...ETCD_FAULTS, ...PARTITION_FAULTS].filter(
+      (k) => noPartitions === undefined || !PARTITION_FAULTS.has(k),
+    );
     expect([...injected].sort()).toEqual([...new Set(want)].sort());
   });
 });

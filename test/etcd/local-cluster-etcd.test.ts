@@ -23,7 +23,8 @@ import { http } from '../rest-util.js';
 import { diffMaps, makeTempDir, readSinkOutput } from '../util.js';
 
 const available = etcdAvailable();
-if (!available && process.env.CI) throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+if (!available && process.env.CI)
+  throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
 
 /**
  * A local cluster with `high-availability.type=etcd` against a real etcd: the CLI finds the leader
@@ -48,6 +49,9 @@ describe.skipIf(!available)('a local cluster on etcd', () => {
         'high-availability.lease.timeout': '3 s',
         'high-availability.lease.renew-interval': '500 ms',
         'execution.batch.job-recovery.enabled': 'true',
+        // FLIP-383's own rule, which the SIGKILL case checks on etcd HA: every unfinished subtask
+        // is redeployed. Adopting running ones instead is test/keep-running's subject.
+        'execution.batch.job-recovery.keep-running-tasks': 'false',
         'execution.batch.job-recovery.previous-worker.recovery.timeout': '10 s',
         'job-event.store.write-buffer.flush-interval': '50 ms',
         'taskmanager.network.block-size': '128 b',
@@ -75,7 +79,10 @@ describe.skipIf(!available)('a local cluster on etcd', () => {
     await expect(stat(join(cluster.haDir, 'endpoints'))).rejects.toThrow(/ENOENT/);
     const jm = (await cluster.processes()).find((p) => p.id === leader!.jobmasterId);
     expect(jm?.restUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    const view = await http<{ jobmasters: { id: string; restUrl: string | null; alive: boolean | null }[]; taskmanagers: { id: string; alive: boolean | null }[] }>(`${jm!.restUrl}/cluster`, {
+    const view = await http<{
+      jobmasters: { id: string; restUrl: string | null; alive: boolean | null }[];
+      taskmanagers: { id: string; alive: boolean | null }[];
+    }>(`${jm!.restUrl}/cluster`, {
       headers: cluster.security().httpHeaders(),
     });
     expect(view.status).toBe(200);
@@ -88,12 +95,15 @@ describe.skipIf(!available)('a local cluster on etcd', () => {
       ['tm-2', true],
       ['tm-3', true],
     ]);
-    // `local kill-leader` asks etcd who leads; a standby takes over once the lease expires there.
+    // `local kill-leader` asks etcd who leads, and waits there for the standby that takes over
+    // once the lease expires.
     const kill = await cluster.rebound(['local', 'kill-leader', '--json']);
-    expect(kill.code).toBe(0);
-    expect(JSON.parse(kill.stdout)).toMatchObject({ id: leader!.jobmasterId, epoch: leader!.epoch });
+    expect(kill.code, kill.stderr).toBe(0);
+    const killed = JSON.parse(kill.stdout) as { id: string; epoch: number; next: { id: string; epoch: number } };
+    expect(killed).toMatchObject({ id: leader!.jobmasterId, epoch: leader!.epoch });
     const next = await waitForNewLeader(cluster, leader!.epoch);
     expect(next.id).not.toBe(leader!.jobmasterId);
+    expect(killed.next).toMatchObject(next);
     await cluster.startJobMaster({ id: leader!.jobmasterId });
   });
 
@@ -101,9 +111,13 @@ describe.skipIf(!available)('a local cluster on etcd', () => {
     const records = 2000;
     const keys = 97;
     const out = join(data, 'middle');
-    const { jobId } = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records, keys, output: out, reduceDelayMs: 2 }), {
-      config: { 'taskmanager.network.combiner.max-keys': '0' },
-    });
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records, keys, output: out, reduceDelayMs: 2 }),
+      {
+        config: { 'taskmanager.network.combiner.max-keys': '0' },
+      },
+    );
     const s = await cluster.waitFor(
       async () => {
         const st = await cluster.status(jobId);
@@ -114,7 +128,13 @@ describe.skipIf(!available)('a local cluster on etcd', () => {
     );
     const source = s.vertices[0]!;
     const middle = s.vertices[1]!;
-    await waitForLog(cluster, jobId, (f) => finishedOf(f, source.id).length === source.parallelism, 30_000, 'every source subtask finished');
+    await waitForLog(
+      cluster,
+      jobId,
+      (f) => finishedOf(f, source.id).length === source.parallelism,
+      30_000,
+      'every source subtask finished',
+    );
     const killedAt = Date.now();
     const killed = await killLeader(cluster);
     const before = { jobmasterId: killed.id, epoch: killed.epoch };
@@ -147,8 +167,22 @@ describe.skipIf(!available)('a local cluster on etcd', () => {
     const workdir = await makeTempDir('rebound-it-etcd-down-');
     try {
       const r = await runRebound([
-        'local', 'up', '--workdir', workdir, '--jobmasters', '1', '--taskmanagers', '1', '--timeout', '30 s',
-        '-D', 'high-availability.type=etcd', '-D', 'high-availability.etcd.endpoints=http://127.0.0.1:1', '-D', 'high-availability.etcd.request-timeout=1 s',
+        'local',
+        'up',
+        '--workdir',
+        workdir,
+        '--jobmasters',
+        '1',
+        '--taskmanagers',
+        '1',
+        '--timeout',
+        '30 s',
+        '-D',
+        'high-availability.type=etcd',
+        '-D',
+        'high-availability.etcd.endpoints=http://127.0.0.1:1',
+        '-D',
+        'high-availability.etcd.request-timeout=1 s',
       ]);
       expect(r.code).not.toBe(0);
       const lines = r.stderr.trim().split('\n');

@@ -8,28 +8,14 @@
  * The work directory has the layout of `rebound local` (cluster.json, secret, logs/, data/, ha/),
  * so the CLI (`submit --cluster`, `status`, ...) and the cluster.json readers work unchanged.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
-import {
-  ClusterClient,
-  ClusterPaths,
-  clientConfiguration,
-  clientOptionsFrom,
-  haServicesOf,
-  isProcessAlive,
-  jobStatusToJson,
-  signalProcess,
-  type ClusterFile,
-  type ClusterProcess,
-  type JobStatusJson,
-  type ProcessRole,
-} from '@rebound/cli';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ClusterPaths, isProcessAlive, type ClusterProcess, type JobStatusJson, type ProcessRole } from '@rebound/cli';
+import { ClusterDriver, type CliResult, type TaskEvent } from '@rebound/cli/testing';
 import { Configuration, type ClusterOverview__Output } from '@rebound/core';
 import { createHaServices, type HighAvailabilityServices, type LeaderInfo } from '@rebound/ha';
-import { REBOUND_BIN, REPO_ROOT, TEST_CONFIG, TerminalStateError, parseTaskEvents, runRebound, waitFor, type CliResult, type TaskEvent } from '../harness.js';
+import { TEST_CONFIG } from '../harness.js';
 import { makeTempDir } from '../util.js';
 import { EtcdHosts } from './etcd.js';
 import { HostNetwork, mountInProcess, type Host } from './network.js';
@@ -62,11 +48,11 @@ export class NetnsCluster {
   readonly haDir: string;
   /** Where job modules and event logs are (high-availability.storageDir: the HA directory here). */
   readonly storageDir: string;
+  /** Runs the CLI, reads cluster.json, asks the leader, signals and stops the daemons. */
+  private readonly driver: ClusterDriver;
   private readonly procs = new Map<string, NetnsProcess>();
   private readonly hostsById = new Map<string, Host>();
   private readonly storageCut = new Set<string>();
-  private client: ClusterClient | undefined;
-  private ha: HighAvailabilityServices | undefined;
   private stopped = false;
   private failed = false;
 
@@ -79,7 +65,8 @@ export class NetnsCluster {
     readonly etcd: EtcdHosts | undefined,
     private readonly wildcardBind: ReadonlySet<string>,
   ) {
-    this.haDir = ClusterPaths.haDir(workdir);
+    this.driver = new ClusterDriver(workdir);
+    this.haDir = this.driver.haDir;
     this.storageDir = this.haDir;
   }
 
@@ -146,111 +133,67 @@ export class NetnsCluster {
    * Starts (or restarts) daemon `id` on its own host, created on first start; resolves once it
    * printed its ready line. A restarted daemon keeps its host, address family and data directory.
    */
-  async startDaemon(role: ProcessRole, id: string, deadline = Date.now() + 60_000, extra: Readonly<Record<string, string>> = {}): Promise<NetnsProcess> {
+  async startDaemon(
+    role: ProcessRole,
+    id: string,
+    deadline = Date.now() + 60_000,
+    extra: Readonly<Record<string, string>> = {},
+  ): Promise<NetnsProcess> {
     const host = this.hostsById.get(id) ?? this.net.addHost(id);
     this.hostsById.set(id, host);
-    const logFile = ClusterPaths.logFile(this.workdir, id);
-    const outFile = ClusterPaths.outFile(this.workdir, id);
-    const dataDir = role === 'taskmanager' ? ClusterPaths.dataDir(this.workdir, id) : undefined;
-    if (dataDir) mkdirSync(dataDir, { recursive: true });
     const wildcard = this.wildcardBind.has(id);
     const own: Record<string, string> =
       role === 'jobmaster'
-        ? { 'jobmaster.bind-host': wildcard ? '0.0.0.0' : host.ip, ...(wildcard ? { 'jobmaster.rpc.address': host.ip } : {}), 'rest.bind-address': host.ip, 'rest.port': '0' }
-        : { 'taskmanager.bind-host': wildcard ? '0.0.0.0' : host.ip, ...(wildcard ? { 'taskmanager.host': host.ip } : {}), 'metrics.port': '0' };
-    const args = [REBOUND_BIN, role, '--ha-dir', this.haDir, '--id', id, '--log-file', logFile];
-    if (dataDir) args.push('--slots', String(this.slots), '--data-dir', dataDir);
-    for (const [k, v] of Object.entries({ ...this.config, ...own, ...extra })) args.push('-D', `${k}=${v}`);
-    const out = openSync(outFile, 'w');
-    const err = openSync(logFile, 'a');
+        ? {
+            'jobmaster.bind-host': wildcard ? '0.0.0.0' : host.ip,
+            ...(wildcard ? { 'jobmaster.rpc.address': host.ip } : {}),
+            'rest.bind-address': host.ip,
+            'rest.port': '0',
+          }
+        : {
+            'taskmanager.bind-host': wildcard ? '0.0.0.0' : host.ip,
+            ...(wildcard ? { 'taskmanager.host': host.ip } : {}),
+            'metrics.port': '0',
+          };
     // `ip netns exec` execs node in place: the child's pid is the daemon's, leading its own group.
-    const child = spawn('ip', ['netns', 'exec', host.netns, process.execPath, ...args], { detached: true, stdio: ['ignore', out, err], cwd: REPO_ROOT });
-    closeSync(out);
-    closeSync(err);
-    child.unref();
-    let exited: string | undefined;
-    child.once('exit', (code, signal) => (exited = `exited ${code ?? signal}`));
-    const pid = child.pid ?? -1;
-    const address = await waitFor(
-      async () => {
-        if (exited || (pid > 0 && !isProcessAlive(pid))) {
-          const words = (await readFile(logFile, 'utf8').catch(() => '')).split('\n').filter((l) => l.startsWith('rebound: ')).pop();
-          throw new TerminalStateError(`${role} ${id} ${exited ?? 'exited'} before it was ready: ${words ?? 'no last words'} (log ${logFile})`);
-        }
-        for (const line of (await readFile(outFile, 'utf8').catch(() => '')).split('\n')) {
-          if (!line.startsWith('{')) continue;
-          const o = JSON.parse(line) as { event?: string; id?: string; address?: string };
-          if (o.event === 'ready' && o.id === id && o.address) return o.address;
-        }
-        return undefined;
+    const started: ClusterProcess = await this.driver.startDaemon(
+      {
+        role,
+        id,
+        config: { ...this.config, ...own, ...extra },
+        ...(role === 'taskmanager' ? { slots: this.slots } : {}),
+        launcher: ['ip', 'netns', 'exec', host.netns],
+        deadline: Math.max(Date.now() + 1_000, deadline),
       },
-      Math.max(1_000, deadline - Date.now()),
-      `${role} ${id} on ${host.netns} (${host.ip}) to be ready`,
+      { haDir: this.haDir, config: this.config, slots: this.slots },
     );
-    const proc: NetnsProcess = { id, role, pid, address, logFile, host, startedAtMs: Date.now(), ...(dataDir ? { dataDir, slots: this.slots } : {}) };
+    const proc: NetnsProcess = { ...started, host };
     this.procs.set(id, proc);
-    await this.writeClusterFile();
     return proc;
   }
 
-  private async writeClusterFile(): Promise<void> {
-    const file: ClusterFile = {
-      haDir: this.haDir,
-      processes: this.processes().map(({ host: _host, ...p }) => p),
-      config: this.config,
-      slots: this.slots,
-    };
-    await writeFile(ClusterPaths.file(this.workdir), `${JSON.stringify(file, null, 2)}\n`);
+  waitFor<T>(
+    predicate: () => T | Promise<T>,
+    timeoutMs: number,
+    what: string,
+  ): Promise<Exclude<T, undefined | false | null>> {
+    return this.driver.waitFor(predicate, timeoutMs, what);
   }
 
-  private async target() {
-    const file = JSON.parse(await readFile(ClusterPaths.file(this.workdir), 'utf8')) as ClusterFile;
-    return { kind: 'cluster' as const, workdir: this.workdir, haDir: this.haDir, file };
+  waitForTaskManagers(ids: readonly string[], timeoutMs: number): Promise<ClusterOverview__Output> {
+    return this.driver.waitForTaskManagers(ids, timeoutMs);
   }
 
-  private async clusterClient(): Promise<ClusterClient> {
-    if (!this.client) {
-      const target = await this.target();
-      this.client = new ClusterClient(target, clientOptionsFrom(clientConfiguration(target)));
-    }
-    return this.client;
+  overview(): Promise<ClusterOverview__Output> {
+    return this.driver.overview();
   }
 
-  waitFor<T>(predicate: () => T | Promise<T>, timeoutMs: number, what: string): Promise<Exclude<T, undefined | false | null>> {
-    return waitFor(predicate, timeoutMs, what);
+  status(jobId: string): Promise<JobStatusJson> {
+    return this.driver.status(jobId);
   }
 
-  async waitForTaskManagers(ids: readonly string[], timeoutMs: number): Promise<ClusterOverview__Output> {
-    return this.waitFor(
-      async () => {
-        const o = await this.overview();
-        const registered = new Set(o.task_managers.map((t) => t.task_manager_id));
-        return ids.every((id) => registered.has(id)) ? o : undefined;
-      },
-      timeoutMs,
-      `TaskManagers ${ids.join(', ')} to be registered with the leader`,
-    );
-  }
-
-  async overview(): Promise<ClusterOverview__Output> {
-    return (await this.clusterClient()).getClusterOverview();
-  }
-
-  async status(jobId: string): Promise<JobStatusJson> {
-    return jobStatusToJson(await (await this.clusterClient()).getJobStatus(jobId));
-  }
-
-  async waitForJob(jobId: string, timeoutMs: number): Promise<JobStatusJson> {
-    return this.waitFor(
-      async () => {
-        const s = await this.status(jobId);
-        if (s.state === 'FINISHED') return s;
-        if (s.state === 'FAILED' || s.state === 'CANCELED') throw new TerminalStateError(`job ${jobId} ended ${s.state}${s.failure ? `: ${s.failure}` : ''}`);
-        return undefined;
-      },
-      timeoutMs,
-      `job ${jobId} to finish`,
-    );
+  waitForJob(jobId: string, timeoutMs: number): Promise<JobStatusJson> {
+    return this.driver.waitForJob(jobId, timeoutMs);
   }
 
   /** HA services of this cluster's backend, for the test itself (close them after use). */
@@ -259,35 +202,31 @@ export class NetnsCluster {
   }
 
   /** The leader the HA backend records (leader.json, or etcd's leader key), as clients see it. */
-  async leader(): Promise<LeaderInfo | undefined> {
-    this.ha ??= haServicesOf(await this.target());
-    return this.ha.getLeader();
+  leader(): Promise<LeaderInfo | undefined> {
+    return this.driver.leader();
   }
 
   /** Runs the CLI in the test's own namespace, against this cluster (`--cluster <workdir>`). */
   rebound(command: string, args: readonly string[], timeoutMs = 120_000): Promise<CliResult> {
-    return runRebound([command, '--cluster', this.workdir, ...args], { timeoutMs });
+    return this.driver.rebound([command, '--cluster', this.workdir, ...args], { timeoutMs });
   }
 
   /** Submits a job module detached; resolves with its id. */
-  async submit(jobFile: string, jobArgs: readonly string[], config: Readonly<Record<string, string>> = {}): Promise<string> {
-    const defines = Object.entries(config).flatMap(([k, v]) => ['-D', `${k}=${v}`]);
-    const r = await this.rebound('submit', [resolve(REPO_ROOT, jobFile), '--json', '--detached', ...defines, '--', ...jobArgs]);
-    const first = r.stdout.split('\n').find((l) => l.startsWith('{'));
-    const jobId = first ? (JSON.parse(first) as { jobId?: string }).jobId : undefined;
-    if (!jobId) throw new Error(`rebound submit exited ${r.code ?? r.signal}: ${r.stderr.trim() || r.stdout.trim()}`);
-    return jobId;
+  async submit(
+    jobFile: string,
+    jobArgs: readonly string[],
+    config: Readonly<Record<string, string>> = {},
+  ): Promise<string> {
+    return (await this.driver.submit(jobFile, jobArgs, { config })).jobId;
   }
 
   /** Task lifecycle events from the TaskManager logs. */
-  async taskEvents(): Promise<TaskEvent[]> {
-    const tms = this.processes().filter((p) => p.role === 'taskmanager');
-    const all = await Promise.all(tms.map(async (p) => parseTaskEvents(await readFile(p.logFile, 'utf8').catch(() => ''), p.id)));
-    return all.flat().sort((a, b) => a.time - b.time);
+  taskEvents(): Promise<TaskEvent[]> {
+    return this.driver.taskEvents();
   }
 
-  async log(id: string): Promise<string> {
-    return readFile(ClusterPaths.logFile(this.workdir, id), 'utf8').catch(() => '');
+  log(id: string): Promise<string> {
+    return this.driver.log(id);
   }
 
   isAlive(id: string): boolean {
@@ -297,9 +236,7 @@ export class NetnsCluster {
 
   /** Sends `signal` to daemon `id`; for SIGKILL/SIGTERM waits until it is gone. */
   async kill(id: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
-    const p = this.process(id);
-    if (!isProcessAlive(p.pid, p.id) || !signalProcess(p.pid, signal)) throw new Error(`cannot send ${signal} to ${id} (pid ${p.pid}): not running`);
-    if (signal === 'SIGKILL' || signal === 'SIGTERM') await this.waitFor(() => !isProcessAlive(p.pid, p.id), 30_000, `${id} to exit after ${signal}`);
+    await this.driver.kill(id, signal);
   }
 
   /**
@@ -311,7 +248,15 @@ export class NetnsCluster {
   partition(id: string, opts: { storage?: boolean } = {}): void {
     this.net.partition(this.host(id));
     if (opts.storage) {
-      mountInProcess(this.process(id).pid, ['mount', '-t', 'tmpfs', '-o', 'ro,size=64k', 'rebound-partitioned', this.haDir]);
+      mountInProcess(this.process(id).pid, [
+        'mount',
+        '-t',
+        'tmpfs',
+        '-o',
+        'ro,size=64k',
+        'rebound-partitioned',
+        this.haDir,
+      ]);
       this.storageCut.add(id);
     }
   }
@@ -325,10 +270,6 @@ export class NetnsCluster {
   async stop(opts: { keepWorkdir?: boolean } = {}): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    this.client?.close();
-    this.client = undefined;
-    await this.ha?.close().catch(() => {});
-    this.ha = undefined;
     for (const id of [...this.storageCut]) {
       try {
         this.heal(id);
@@ -336,14 +277,7 @@ export class NetnsCluster {
         // Its process is gone; the mount went with its namespace.
       }
     }
-    const alive = this.processes().filter((p) => isProcessAlive(p.pid, p.id));
-    for (const p of alive) {
-      signalProcess(p.pid, 'SIGCONT');
-      signalProcess(p.pid, 'SIGTERM');
-    }
-    await waitFor(() => alive.every((p) => !isProcessAlive(p.pid, p.id)), 10_000, 'the daemons to stop').catch(() => {
-      for (const p of alive) if (isProcessAlive(p.pid, p.id)) signalProcess(p.pid, 'SIGKILL');
-    });
+    await this.driver.stop();
     this.etcd?.stop();
     this.net.destroy();
     const keep = opts.keepWorkdir || this.failed || process.env.REBOUND_KEEP_WORKDIR === '1';

@@ -9,7 +9,16 @@
 import { ClusterSecurity, Configuration, ErrorCode, loadProto, unary } from '@rebound/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { suiteFailed } from '../harness.js';
-import { HISTOGRAM_JOB, allSubtasks, deploymentsAfter, expectedHistogram, finishedOf, firstRecoveryAfter, histogramArgs, redeployedSubtasks } from '../recovery-util.js';
+import {
+  HISTOGRAM_JOB,
+  allSubtasks,
+  deploymentsAfter,
+  expectedHistogram,
+  finishedOf,
+  firstRecoveryAfter,
+  histogramArgs,
+  redeployedSubtasks,
+} from '../recovery-util.js';
 import { diffMaps, readSinkOutput } from '../util.js';
 import { NetnsCluster, sharedDir } from './cluster.js';
 import { etcdUnavailableReason } from './etcd.js';
@@ -36,6 +45,9 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
       slots: 2,
       config: {
         'execution.batch.job-recovery.enabled': 'true',
+        // FLIP-383's own rule, which these cases check across hosts: every unfinished subtask is
+        // redeployed. Adopting running ones instead is test/keep-running's subject.
+        'execution.batch.job-recovery.keep-running-tasks': 'false',
         'execution.batch.job-recovery.previous-worker.recovery.timeout': '20 s',
         'job-event.store.write-buffer.flush-interval': '50 ms',
         'taskmanager.network.block-size': '128 b',
@@ -50,9 +62,17 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
 
   async function slowJob(name: string) {
     const out = sharedDir(cluster, name);
-    const jobId = await cluster.submit(HISTOGRAM_JOB, histogramArgs({ records: RECORDS, keys: KEYS, output: out, reduceDelayMs: 5 }), SLOW_MIDDLE_JOB);
+    const jobId = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records: RECORDS, keys: KEYS, output: out, reduceDelayMs: 5 }),
+      SLOW_MIDDLE_JOB,
+    );
     const { source, middle } = await startedVertices(cluster, jobId);
-    await cluster.waitFor(async () => finishedOf(await finishedNow(cluster, jobId), source.id).length === source.parallelism, 30_000, 'every source subtask finished');
+    await cluster.waitFor(
+      async () => finishedOf(await finishedNow(cluster, jobId), source.id).length === source.parallelism,
+      30_000,
+      'every source subtask finished',
+    );
     return { jobId, out, source, middle };
   }
 
@@ -61,15 +81,20 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
   }
 
   async function newLeaderAfter(epoch: number, timeoutMs = 60_000) {
-    return cluster.waitFor(async () => {
-      const l = await cluster.leader();
-      return l && l.epoch > epoch ? l : undefined;
-    }, timeoutMs, `a leader of an epoch above ${epoch}`);
+    return cluster.waitFor(
+      async () => {
+        const l = await cluster.leader();
+        return l && l.epoch > epoch ? l : undefined;
+      },
+      timeoutMs,
+      `a leader of an epoch above ${epoch}`,
+    );
   }
 
   /** Restarts every JobMaster that is not running (they come back as standbys or leader). */
   async function restartDeadJobMasters(): Promise<void> {
-    for (const p of cluster.processes()) if (p.role === 'jobmaster' && !cluster.isAlive(p.id)) await cluster.startDaemon('jobmaster', p.id);
+    for (const p of cluster.processes())
+      if (p.role === 'jobmaster' && !cluster.isAlive(p.id)) await cluster.startDaemon('jobmaster', p.id);
   }
 
   it('c. leader SIGKILLed mid-job: the standby takes over through etcd; nothing finished runs again', async () => {
@@ -85,7 +110,11 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     await expectExact(out);
     const redeployed = deploymentsAfter(await cluster.taskEvents(), jobId, old.epoch);
     expect(redeployedSubtasks(redeployed)).toEqual(allSubtasks(final.vertices).filter((k) => !atKill.has(k)));
-    expect(firstRecoveryAfter(final.recoveries, old.epoch)).toMatchObject({ restartedFromScratch: false, executionsRecovered: atKill.size, partitionsMissing: 0 });
+    expect(firstRecoveryAfter(final.recoveries, old.epoch)).toMatchObject({
+      restartedFromScratch: false,
+      executionsRecovered: atKill.size,
+      partitionsMissing: 0,
+    });
     await restartDeadJobMasters();
   });
 
@@ -98,16 +127,26 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
       const next = await newLeaderAfter(old.epoch);
       expect(next.jobmasterId).not.toBe(old.jobmasterId);
       // The successor has taken the job over and deployed before the old leader wakes up.
-      await cluster.waitFor(async () => deploymentsAfter(await cluster.taskEvents(), jobId, old.epoch).length > 0, 60_000, 'the new leader to deploy');
+      await cluster.waitFor(
+        async () => deploymentsAfter(await cluster.taskEvents(), jobId, old.epoch).length > 0,
+        60_000,
+        'the new leader to deploy',
+      );
     } finally {
       resumedAt = Date.now();
       await cluster.kill(old.jobmasterId, 'SIGCONT');
     }
-    await cluster.waitFor(async () => LOST_LEADERSHIP.test(await cluster.log(old.jobmasterId)), 30_000, `${old.jobmasterId} to give leadership up after SIGCONT`);
+    await cluster.waitFor(
+      async () => LOST_LEADERSHIP.test(await cluster.log(old.jobmasterId)),
+      30_000,
+      `${old.jobmasterId} to give leadership up after SIGCONT`,
+    );
     await cluster.waitForJob(jobId, 120_000);
     await expectExact(out);
     // TaskManagers ran nothing for the old epoch after it woke up, and etcd still names the successor.
-    const stale = (await cluster.taskEvents()).filter((e) => e.event === 'task.deploy' && e.epoch === old.epoch && e.time >= resumedAt);
+    const stale = (await cluster.taskEvents()).filter(
+      (e) => e.event === 'task.deploy' && e.epoch === old.epoch && e.time >= resumedAt,
+    );
     expect(stale).toEqual([]);
     expect((await cluster.leader())!.epoch).toBeGreaterThan(old.epoch);
     expect(cluster.isAlive(old.jobmasterId)).toBe(true);
@@ -115,9 +154,18 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     const proto = loadProto();
     const security = ClusterSecurity.of(Configuration.of({ ...cluster.config }));
     for (const tm of cluster.processes().filter((p) => p.role === 'taskmanager')) {
-      const client = new proto.TaskExecutorGateway(tm.address, security.channelCredentials(), security.channelOptions());
+      const client = new proto.TaskExecutorGateway(
+        tm.address,
+        security.channelCredentials(),
+        security.channelOptions(),
+      );
       try {
-        const call = unary(client, client.CancelTask, { epoch: old.epoch, execution: { job_id: jobId, vertex_id: 'v', subtask: 0, attempt: 0 } }, 10_000);
+        const call = unary(
+          client,
+          client.CancelTask,
+          { epoch: old.epoch, execution: { job_id: jobId, vertex_id: 'v', subtask: 0, attempt: 0 } },
+          10_000,
+        );
         await expect(call).rejects.toMatchObject({ code: ErrorCode.STALE_EPOCH });
       } finally {
         client.close();
@@ -127,7 +175,9 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     // down) is refused by etcd: the guard compares the leader key's create revision.
     const ha = cluster.haServices();
     try {
-      await expect(ha.leaderJobGraphStore(old.epoch).putJobAttachment(jobId, 'netns-stale-write', 'stale')).rejects.toThrow(/no longer leads|not.*leader/i);
+      await expect(
+        ha.leaderJobGraphStore(old.epoch).putJobAttachment(jobId, 'netns-stale-write', 'stale'),
+      ).rejects.toThrow(/no longer leads|not.*leader/i);
       expect(await ha.jobGraphStore().getJobAttachment(jobId, 'netns-stale-write')).toBeUndefined();
     } finally {
       await ha.close();
@@ -145,7 +195,11 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
       expect(next.jobmasterId).not.toBe(old.jobmasterId);
       expect(cluster.isAlive(old.jobmasterId)).toBe(true);
       // Cut off from etcd, the old leader stepped down by itself (its keep-alives failed).
-      await cluster.waitFor(async () => LOST_LEADERSHIP.test((await cluster.log(old.jobmasterId)).slice(logBefore)), 30_000, `${old.jobmasterId} to step down`);
+      await cluster.waitFor(
+        async () => LOST_LEADERSHIP.test((await cluster.log(old.jobmasterId)).slice(logBefore)),
+        30_000,
+        `${old.jobmasterId} to step down`,
+      );
       atTakeover = await finishedNow(cluster, jobId, old.epoch);
       expect(finishedOf(atTakeover, source.id)).toHaveLength(source.parallelism);
       const final = await cluster.waitForJob(jobId, 120_000);
@@ -182,7 +236,11 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     const kept = await partitionDirs(cluster, jobId);
     cluster.etcd!.partitionAll();
     try {
-      await cluster.waitFor(async () => LOST_LEADERSHIP.test((await cluster.log(old.jobmasterId)).slice(logBefore)), 60_000, `${old.jobmasterId} to lose leadership while etcd is unreachable`);
+      await cluster.waitFor(
+        async () => LOST_LEADERSHIP.test((await cluster.log(old.jobmasterId)).slice(logBefore)),
+        60_000,
+        `${old.jobmasterId} to lose leadership while etcd is unreachable`,
+      );
     } finally {
       cluster.etcd!.healAll();
     }
@@ -195,8 +253,13 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     const final = await cluster.waitForJob(jobId, 120_000);
     await expectExact(out);
     expect(finishedRerun(await cluster.taskEvents(), jobId, old.epoch, atOutage)).toEqual([]);
-    expect(firstRecoveryAfter(final.recoveries, old.epoch)).toMatchObject({ restartedFromScratch: false, partitionsMissing: 0 });
-    expect(firstRecoveryAfter(final.recoveries, old.epoch)!.partitionsReused).toBeGreaterThanOrEqual(source.parallelism);
+    expect(firstRecoveryAfter(final.recoveries, old.epoch)).toMatchObject({
+      restartedFromScratch: false,
+      partitionsMissing: 0,
+    });
+    expect(firstRecoveryAfter(final.recoveries, old.epoch)!.partitionsReused).toBeGreaterThanOrEqual(
+      source.parallelism,
+    );
     await restartDeadJobMasters();
   });
 

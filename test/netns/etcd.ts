@@ -38,7 +38,13 @@ export class EtcdHosts {
   static async start(net: HostNetwork, dir: string, size = 3, timeoutMs = 60_000): Promise<EtcdHosts> {
     const members: EtcdMember[] = Array.from({ length: size }, (_, i) => {
       const name = `etcd-${i + 1}`;
-      return { name, host: net.addHost(name), dataDir: join(dir, name), logFile: join(dir, `${name}.log`), pid: undefined };
+      return {
+        name,
+        host: net.addHost(name),
+        dataDir: join(dir, name),
+        logFile: join(dir, `${name}.log`),
+        pid: undefined,
+      };
     });
     const etcd = new EtcdHosts(net, members, `rebound-${process.pid}-${net.subnet}`);
     for (const m of members) etcd.startMember(m, 'new');
@@ -61,22 +67,37 @@ export class EtcdHosts {
     mkdirSync(m.dataDir, { recursive: true });
     const ip = m.host.ip;
     const args = [
-      '--name', m.name,
-      '--data-dir', m.dataDir,
-      '--listen-client-urls', `http://${ip}:${CLIENT_PORT}`,
-      '--advertise-client-urls', `http://${ip}:${CLIENT_PORT}`,
-      '--listen-peer-urls', `http://${ip}:${PEER_PORT}`,
-      '--initial-advertise-peer-urls', `http://${ip}:${PEER_PORT}`,
-      '--initial-cluster', this.members.map((x) => `${x.name}=http://${x.host.ip}:${PEER_PORT}`).join(','),
-      '--initial-cluster-state', state,
-      '--initial-cluster-token', this.token,
+      '--name',
+      m.name,
+      '--data-dir',
+      m.dataDir,
+      '--listen-client-urls',
+      `http://${ip}:${CLIENT_PORT}`,
+      '--advertise-client-urls',
+      `http://${ip}:${CLIENT_PORT}`,
+      '--listen-peer-urls',
+      `http://${ip}:${PEER_PORT}`,
+      '--initial-advertise-peer-urls',
+      `http://${ip}:${PEER_PORT}`,
+      '--initial-cluster',
+      this.members.map((x) => `${x.name}=http://${x.host.ip}:${PEER_PORT}`).join(','),
+      '--initial-cluster-state',
+      state,
+      '--initial-cluster-token',
+      this.token,
       // Short Raft timers: a killed member's loss, and an election, take well under a second.
-      '--heartbeat-interval', '50',
-      '--election-timeout', '500',
-      '--logger', 'zap',
+      '--heartbeat-interval',
+      '50',
+      '--election-timeout',
+      '500',
+      '--logger',
+      'zap',
     ];
     const log = openSync(m.logFile, 'a');
-    const child = spawn('ip', ['netns', 'exec', m.host.netns, 'etcd', ...args], { detached: true, stdio: ['ignore', log, log] });
+    const child = spawn('ip', ['netns', 'exec', m.host.netns, 'etcd', ...args], {
+      detached: true,
+      stdio: ['ignore', log, log],
+    });
     closeSync(log);
     child.unref();
     m.pid = child.pid;
@@ -84,33 +105,48 @@ export class EtcdHosts {
 
   /** Whether `m` answers as a healthy member (asked over the bridge, from the test's own host). */
   isHealthy(m: EtcdMember): boolean {
-    const r = spawnSync('etcdctl', ['--endpoints', `http://${m.host.ip}:${CLIENT_PORT}`, '--command-timeout=1s', 'endpoint', 'health'], {
-      encoding: 'utf8',
-      timeout: 10_000,
-      env: { ...process.env, ETCDCTL_API: '3' },
-    });
+    const r = spawnSync(
+      'etcdctl',
+      ['--endpoints', `http://${m.host.ip}:${CLIENT_PORT}`, '--command-timeout=1s', 'endpoint', 'health'],
+      {
+        encoding: 'utf8',
+        timeout: 10_000,
+        env: { ...process.env, ETCDCTL_API: '3' },
+      },
+    );
     return r.status === 0;
   }
 
   /** The name of the member that is the Raft leader now, if the members answering agree on one. */
   raftLeader(): string | undefined {
-    const r = spawnSync('etcdctl', ['--endpoints', this.endpoints, '--command-timeout=2s', 'endpoint', 'status', '-w', 'json'], {
-      encoding: 'utf8',
-      timeout: 10_000,
-      env: { ...process.env, ETCDCTL_API: '3' },
-    });
+    const r = spawnSync(
+      'etcdctl',
+      ['--endpoints', this.endpoints, '--command-timeout=2s', 'endpoint', 'status', '-w', 'json'],
+      {
+        encoding: 'utf8',
+        timeout: 10_000,
+        env: { ...process.env, ETCDCTL_API: '3' },
+      },
+    );
     let rows: { Endpoint?: string; Status?: { header?: { member_id?: number | string }; leader?: number | string } }[];
     try {
       rows = JSON.parse(r.stdout) as typeof rows;
     } catch {
       return undefined;
     }
-    const row = rows.find((x) => x.Status?.header?.member_id !== undefined && String(x.Status.header.member_id) === String(x.Status.leader));
+    const row = rows.find(
+      (x) => x.Status?.header?.member_id !== undefined && String(x.Status.header.member_id) === String(x.Status.leader),
+    );
     return this.members.find((m) => row?.Endpoint === `http://${m.host.ip}:${CLIENT_PORT}`)?.name;
   }
 
   async waitHealthy(members: readonly EtcdMember[] = this.members, timeoutMs = 60_000): Promise<void> {
-    await waitFor(() => members.every((m) => this.isHealthy(m)), timeoutMs, `etcd members ${members.map((m) => m.name).join(', ')} to be healthy (logs next to their data dirs)`, { intervalMs: 200 });
+    await waitFor(
+      () => members.every((m) => this.isHealthy(m)),
+      timeoutMs,
+      `etcd members ${members.map((m) => m.name).join(', ')} to be healthy (logs next to their data dirs)`,
+      { intervalMs: 200 },
+    );
   }
 
   /** SIGKILLs a member (its data stays: restart() brings it back as the same member). */

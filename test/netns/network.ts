@@ -28,7 +28,8 @@ export interface Host {
 function run(cmd: string, args: readonly string[], input?: string): string {
   const r = spawnSync(cmd, args, { encoding: 'utf8', input, timeout: 20_000 });
   if (r.error) throw new Error(`${cmd} ${args.join(' ')}: ${r.error.message}`);
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout).trim()}`);
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout).trim()}`);
   return r.stdout;
 }
 
@@ -48,14 +49,19 @@ function pidAlive(pid: number): boolean {
 /** Why this machine cannot run the netns tests, or undefined if it can. */
 export function netnsUnavailableReason(): string | undefined {
   if (process.platform !== 'linux') return `not Linux (${process.platform})`;
-  if (typeof process.getuid === 'function' && process.getuid() !== 0) return 'not root (ip netns needs CAP_SYS_ADMIN and CAP_NET_ADMIN)';
+  if (typeof process.getuid === 'function' && process.getuid() !== 0)
+    return 'not root (ip netns needs CAP_SYS_ADMIN and CAP_NET_ADMIN)';
   const probe = `${NS_PREFIX}${process.pid}-probe`;
   const made = spawnSync('ip', ['netns', 'add', probe], { encoding: 'utf8', timeout: 20_000 });
   if (made.error) return `ip is not installed (${made.error.message})`;
   if (made.status !== 0) return `ip netns add fails: ${made.stderr.trim()}`;
   try {
-    const nft = spawnSync('ip', ['netns', 'exec', probe, 'nft', 'list', 'tables'], { encoding: 'utf8', timeout: 20_000 });
-    if (nft.status !== 0) return `nft does not work in a network namespace: ${(nft.stderr || String(nft.error)).trim()}`;
+    const nft = spawnSync('ip', ['netns', 'exec', probe, 'nft', 'list', 'tables'], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    if (nft.status !== 0)
+      return `nft does not work in a network namespace: ${(nft.stderr || String(nft.error)).trim()}`;
   } finally {
     tryRun('ip', ['netns', 'del', probe]);
   }
@@ -225,7 +231,12 @@ export class HostNetwork {
   /** Whether `from` can open a TCP connection to `to:port` right now (a probe through the veths). */
   canConnect(from: Host, to: string, port: number, timeoutMs = 1_000): boolean {
     const script = `const s=require('net').connect(${port},'${to}');s.setTimeout(${timeoutMs},()=>process.exit(2));s.on('connect',()=>process.exit(0));s.on('error',()=>process.exit(1));`;
-    return spawnSync('ip', ['netns', 'exec', from.netns, process.execPath, '-e', script], { stdio: 'ignore', timeout: timeoutMs + 10_000 }).status === 0;
+    return (
+      spawnSync('ip', ['netns', 'exec', from.netns, process.execPath, '-e', script], {
+        stdio: 'ignore',
+        timeout: timeoutMs + 10_000,
+      }).status === 0
+    );
   }
 
   /** Deletes every namespace and link of this network, killing what still runs there. Idempotent. */
@@ -235,12 +246,16 @@ export class HostNetwork {
     for (const h of this.hosts) deleteNamespace(h.netns);
     deleteNamespace(this.bridgeNs);
     // Normally gone with its peer in the bridge namespace; a failed create may have left it.
-    if (spawnSync('ip', ['link', 'show', this.clientLink], { stdio: 'ignore' }).status === 0) tryRun('ip', ['link', 'del', this.clientLink]);
+    if (spawnSync('ip', ['link', 'show', this.clientLink], { stdio: 'ignore' }).status === 0)
+      tryRun('ip', ['link', 'del', this.clientLink]);
     liveNetworks.delete(this);
   }
 }
 
 /** `ip netns exec` gives each process a private mount namespace: mounts made there stay there. */
 export function mountInProcess(pid: number, argv: readonly string[]): void {
-  execFileSync('nsenter', ['-t', String(pid), '-m', '--', ...argv], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 20_000 });
+  execFileSync('nsenter', ['-t', String(pid), '-m', '--', ...argv], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 20_000,
+  });
 }

@@ -7,7 +7,11 @@ import { finishedInLog, subtaskKey, type FinishedExecution, type SubtaskKey } fr
 import type { NetnsCluster } from './cluster.js';
 
 /** Finished executions in the job's event log, only those of attempts of `maxEpoch` or older. */
-export async function finishedNow(cluster: NetnsCluster, jobId: string, maxEpoch = Number.MAX_SAFE_INTEGER): Promise<Map<SubtaskKey, FinishedExecution>> {
+export async function finishedNow(
+  cluster: NetnsCluster,
+  jobId: string,
+  maxEpoch = Number.MAX_SAFE_INTEGER,
+): Promise<Map<SubtaskKey, FinishedExecution>> {
   const finished = finishedInLog(await dumpJobEvents(cluster.storageDir, jobId));
   for (const [k, f] of finished) if (f.attemptEpoch > maxEpoch) finished.delete(k);
   return finished;
@@ -30,9 +34,20 @@ export async function startedVertices(cluster: NetnsCluster, jobId: string) {
  * Deployments by leaders newer than `epoch` of subtasks that the log had finished by attempts of
  * `epoch` or older: the "no durable finished task rerun" rule says there are none.
  */
-export function finishedRerun(events: readonly TaskEvent[], jobId: string, epoch: number, finishedBefore: ReadonlyMap<SubtaskKey, FinishedExecution>): string[] {
+export function finishedRerun(
+  events: readonly TaskEvent[],
+  jobId: string,
+  epoch: number,
+  finishedBefore: ReadonlyMap<SubtaskKey, FinishedExecution>,
+): string[] {
   return events
-    .filter((e) => e.jobId === jobId && e.event === 'task.deploy' && (e.epoch ?? 0) > epoch && finishedBefore.has(subtaskKey(e.vertexId, e.subtask)))
+    .filter(
+      (e) =>
+        e.jobId === jobId &&
+        e.event === 'task.deploy' &&
+        (e.epoch ?? 0) > epoch &&
+        finishedBefore.has(subtaskKey(e.vertexId, e.subtask)),
+    )
     .map((e) => `${subtaskKey(e.vertexId, e.subtask)} redeployed by epoch ${e.epoch} on ${e.taskManagerId}`);
 }
 
@@ -41,7 +56,8 @@ export async function partitionDirs(cluster: NetnsCluster, jobId: string): Promi
   const out: string[] = [];
   for (const p of cluster.processes()) {
     if (p.role !== 'taskmanager' || !p.dataDir) continue;
-    for (const name of await readdir(join(p.dataDir, 'partitions', jobId)).catch(() => [] as string[])) out.push(`${p.id}/${name}`);
+    for (const name of await readdir(join(p.dataDir, 'partitions', jobId)).catch(() => [] as string[]))
+      out.push(`${p.id}/${name}`);
   }
   return out.sort();
 }

@@ -6,6 +6,8 @@ export default defineConfig({
   test: {
     name: 'netns',
     root: new URL('../..', import.meta.url).pathname,
+    // The tests start bin/rebound.js, which runs the build in packages/cli/dist.
+    globalSetup: ['test/build-dist.ts'],
     include: ['test/netns/**/*.netns.ts'],
     testTimeout: 180_000,
     hookTimeout: 180_000,

@@ -1,0 +1,143 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeTpchCsv } from '@rebound/example-support';
+import { csvExpected, q3Expected } from '../examples/oracles.js';
+import { LocalCluster, suiteFailed } from './harness.js';
+import {
+  allSubtasks,
+  deploymentsAfter,
+  finishedInLog,
+  finishedOf,
+  firstRecoveryAfter,
+  killLeader,
+  readEventLog,
+  redeployedSubtasks,
+  waitForLog,
+} from './recovery-util.js';
+import { makeTempDir, readSinkLines } from './util.js';
+
+/**
+ * The CSV examples through a real cluster whose leader is SIGKILLed while a CSV source stage
+ * runs: the output equals DuckDB's answer to the same SQL, and a standby reruns exactly the
+ * subtasks the event log did not have finished (the CSV enumerator's splits come back from its
+ * batch snapshot, record boundaries included).
+ */
+describe('CSV examples survive a leader kill mid-stage', () => {
+  let cluster: LocalCluster;
+  let data: string;
+
+  beforeAll(async () => {
+    cluster = await LocalCluster.start({
+      jobmasters: 2,
+      taskmanagers: 3,
+      slots: 2,
+      config: {
+        'execution.batch.job-recovery.enabled': 'true',
+        // FLIP-383's own rule, which these cases check: every unfinished subtask is redeployed.
+        // Adopting running ones instead is test/keep-running's subject.
+        'execution.batch.job-recovery.keep-running-tasks': 'false',
+        'execution.batch.job-recovery.previous-worker.recovery.timeout': '10 s',
+        'job-event.store.write-buffer.flush-interval': '50 ms',
+      },
+    });
+    data = await makeTempDir('rebound-it-csv-');
+  });
+
+  afterAll(async ({}, suite) => {
+    await cluster?.stop({ keepWorkdir: suiteFailed(suite) });
+    if (data) await rm(data, { recursive: true, force: true });
+  });
+
+  /**
+   * Rewrites table `file` as a directory of the same name: three small files of `small` rows and
+   * one holding the rest, each with the header. Read slowly, the big file's reader is still
+   * running when the others are done.
+   */
+  async function asDirectory(file: string, small: number): Promise<void> {
+    const [header, ...rows] = (await readFile(file, 'utf8')).split(/\n(?=\d)/).filter((l) => l.trim() !== '');
+    await rm(file);
+    await mkdir(file);
+    const parts = [
+      rows.slice(0, small),
+      rows.slice(small, 2 * small),
+      rows.slice(2 * small, 3 * small),
+      rows.slice(3 * small),
+    ];
+    await Promise.all(
+      parts.map((p, i) => writeFile(join(file, `part-${i}.csv`), [header, ...p].join('\n').replace(/\n*$/, '\n'))),
+    );
+  }
+
+  /** Kills the leader once `done` subtasks of the vertex named `name` finished; checks the rerun. */
+  async function killWhileRunning(jobId: string, name: string, vertices: number) {
+    const s = await cluster.waitFor(
+      async () => {
+        const st = await cluster.status(jobId);
+        const v = st.vertices.find((x) => x.name.startsWith(name));
+        return st.vertices.length === vertices && v && v.parallelism > 0 ? { st, v } : undefined;
+      },
+      30_000,
+      `job ${jobId} to start`,
+    );
+    const source = s.v;
+    expect(source.parallelism).toBe(4);
+    await waitForLog(
+      cluster,
+      jobId,
+      (f) => finishedOf(f, source.id).length >= 2,
+      60_000,
+      'two source subtasks finished',
+    );
+    const killed = await killLeader(cluster);
+    const atKill = finishedInLog(await readEventLog(cluster, jobId));
+    const finishedSources = finishedOf(atKill, source.id).length;
+    expect(finishedSources).toBeGreaterThanOrEqual(2);
+    expect(finishedSources).toBeLessThan(4);
+    const standby = cluster.startJobMaster({ id: killed.id });
+    const final = await cluster.waitForJob(jobId, 90_000);
+    await standby;
+    const redeployed = deploymentsAfter(await cluster.taskEvents(), jobId, killed.epoch);
+    expect(redeployedSubtasks(redeployed)).toEqual(allSubtasks(final.vertices).filter((k) => !atKill.has(k)));
+    expect(firstRecoveryAfter(final.recoveries, killed.epoch)).toMatchObject({ restartedFromScratch: false });
+  }
+
+  const withoutHeaders = (lines: string[], header: string): string[] => lines.filter((l) => l !== header);
+
+  it('csv-groupby', async () => {
+    const tables = join(data, 'groupby');
+    const files = writeTpchCsv(tables, 0.05, 5);
+    await asDirectory(files.orders, 20);
+    const out = join(data, 'groupby-out');
+    const { jobId } = await cluster.submit('examples/csv-groupby.ts', [
+      '--input',
+      files.orders,
+      '--output',
+      out,
+      '--record-delay-ms',
+      '8',
+    ]);
+    await killWhileRunning(jobId, 'Source: Csv', 2);
+    const header = 'o_orderpriority,orders,total_cents,avg_cents,first_order,last_order,commented';
+    expect(withoutHeaders(await readSinkLines(out), header).sort()).toEqual(await csvExpected(files.orders));
+  });
+
+  it('tpch-q3', async () => {
+    const tables = join(data, 'q3');
+    const files = writeTpchCsv(tables, 0.05, 6);
+    await asDirectory(files.lineitem, 60);
+    const out = join(data, 'q3-out');
+    const { jobId } = await cluster.submit('examples/tpch-q3.ts', [
+      '--input',
+      tables,
+      '--output',
+      out,
+      '--record-delay-ms',
+      '2',
+    ]);
+    // customer, orders, lineitem, customer ⋈ orders, lineitem ⋈ that, aggregate, top-N.
+    await killWhileRunning(jobId, 'Source: lineitem', 7);
+    const header = 'l_orderkey,revenue,o_orderdate,o_shippriority';
+    expect(withoutHeaders(await readSinkLines(out), header)).toEqual(await q3Expected(tables, 10));
+  });
+});
