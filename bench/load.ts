@@ -165,7 +165,10 @@ export function judge(met: boolean, load: Pick<LoadRecord, 'judged'>): boolean |
   return load.judged ? met : null;
 }
 
-export function verdictText(met: boolean | null, load: Pick<LoadRecord, 'max' | 'maxLoadForTargets'> & Partial<Pick<LoadRecord, 'foreignCores' | 'maxForeignCores'>>): string {
+export function verdictText(
+  met: boolean | null,
+  load: Pick<LoadRecord, 'max' | 'maxLoadForTargets'> & Partial<Pick<LoadRecord, 'foreignCores' | 'maxForeignCores'>>,
+): string {
   if (met === null) {
     return load.foreignCores !== undefined
       ? `NOT JUDGED (other processes took ${load.foreignCores.toFixed(2)} cores > ${load.maxForeignCores ?? MAX_FOREIGN_CORES})`

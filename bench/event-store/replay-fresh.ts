@@ -12,12 +12,17 @@
 import { parseArgs } from 'node:util';
 import { FileSystemJobEventStore, JobEventManager } from '@rebound/event-store';
 
-const { values } = parseArgs({ options: { 'ha-dir': { type: 'string' }, 'job-id': { type: 'string' }, events: { type: 'string' } }, strict: true });
+const { values } = parseArgs({
+  options: { 'ha-dir': { type: 'string' }, 'job-id': { type: 'string' }, events: { type: 'string' } },
+  strict: true,
+});
 const haDir = values['ha-dir'] ?? '';
 const jobId = values['job-id'] ?? '';
 const expected = Number(values.events);
 
-const manager = new JobEventManager(new FileSystemJobEventStore({ haDir, jobId, epoch: 2, currentLeaderEpoch: () => 2 }));
+const manager = new JobEventManager(
+  new FileSystemJobEventStore({ haDir, jobId, epoch: 2, currentLeaderEpoch: () => 2 }),
+);
 await manager.start();
 const finished = new Map<string, { attempt: number; bytes: number }>();
 let seen = 0;
@@ -27,7 +32,10 @@ const result = await manager.replay((r) => {
   seen++;
   if (r.type === 'ExecutionVertexFinished') {
     const e = r.event;
-    finished.set(`${e.vertex_id}#${e.subtask}`, { attempt: e.attempt, bytes: e.io_metrics?.subpartition_bytes.reduce((a, b) => a + b, 0) ?? 0 });
+    finished.set(`${e.vertex_id}#${e.subtask}`, {
+      attempt: e.attempt,
+      bytes: e.io_metrics?.subpartition_bytes.reduce((a, b) => a + b, 0) ?? 0,
+    });
   } else if (r.type === 'ExecutionVertexReset') {
     for (const v of r.event.vertices) finished.delete(`${v.vertex_id}#${v.subtask}`);
   }
@@ -36,7 +44,11 @@ const replayMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 await manager.stop(false);
 if (!result.ok || seen !== expected) {
-  process.stderr.write(`replay failed: ${seen} of ${expected} events, ${JSON.stringify(result.ok ? {} : result.failure)}\n`);
+  process.stderr.write(
+    `replay failed: ${seen} of ${expected} events, ${JSON.stringify(result.ok ? {} : result.failure)}\n`,
+  );
   process.exit(1);
 }
-process.stdout.write(`${JSON.stringify({ events: seen, finished: finished.size, replayMs, cpuMs: (cpu.user + cpu.system) / 1000, sinceProcessStartMs: performance.now() })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ events: seen, finished: finished.size, replayMs, cpuMs: (cpu.user + cpu.system) / 1000, sinceProcessStartMs: performance.now() })}\n`,
+);

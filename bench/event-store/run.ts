@@ -27,14 +27,25 @@ import { LoadSampler, judge, verdictText } from '../load.js';
 const FRESH = join(dirname(fileURLToPath(import.meta.url)), 'replay-fresh.ts');
 
 /** Replays `haDir` in a new process; events/s of its replay (and of the whole process, start-up included). */
-function replayInFreshProcess(haDir: string, events: number): Promise<{ replayPerSec: number; replayMs: number; processMs: number }> {
+function replayInFreshProcess(
+  haDir: string,
+  events: number,
+): Promise<{ replayPerSec: number; replayMs: number; processMs: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    execFile(process.execPath, ['--import', 'tsx', FRESH, '--ha-dir', haDir, '--job-id', SAMPLE_JOB_ID, '--events', String(events)], (err, stdout, stderr) => {
-      if (err) return reject(new Error(`fresh replay failed: ${stderr || err.message}`));
-      const r = JSON.parse(stdout.trim().split('\n').at(-1)!) as { replayMs: number };
-      resolve({ replayPerSec: events / (r.replayMs / 1000), replayMs: r.replayMs, processMs: performance.now() - t0 });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', FRESH, '--ha-dir', haDir, '--job-id', SAMPLE_JOB_ID, '--events', String(events)],
+      (err, stdout, stderr) => {
+        if (err) return reject(new Error(`fresh replay failed: ${stderr || err.message}`));
+        const r = JSON.parse(stdout.trim().split('\n').at(-1)!) as { replayMs: number };
+        resolve({
+          replayPerSec: events / (r.replayMs / 1000),
+          replayMs: r.replayMs,
+          processMs: performance.now() - t0,
+        });
+      },
+    );
   });
 }
 
@@ -88,7 +99,8 @@ async function once(events: JobEvent[], baseDir: string): Promise<RunResult> {
     const tDurable = performance.now();
     const cpuWrite = process.cpuUsage(cpu0);
     const stats = writer.stats();
-    if (writer.status().state !== 'stopped' || stats.eventsDropped > 0) throw new Error(`writer failed: ${JSON.stringify(writer.status())}`);
+    if (writer.status().state !== 'stopped' || stats.eventsDropped > 0)
+      throw new Error(`writer failed: ${JSON.stringify(writer.status())}`);
 
     const reader = new FileSystemJobEventStore({ haDir, jobId: SAMPLE_JOB_ID, epoch: 2, currentLeaderEpoch: () => 2 });
     const manager = new JobEventManager(reader);
@@ -224,7 +236,13 @@ await writeFile(
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model,
       directory: baseDir,
-      loadAverage: { before: loadBefore, after: loadAfter, max1m: load.max, samples: load.samples, maxForTargets: load.maxLoadForTargets },
+      loadAverage: {
+        before: loadBefore,
+        after: loadAfter,
+        max1m: load.max,
+        samples: load.samples,
+        maxForTargets: load.maxLoadForTargets,
+      },
       // null: not judged (the load average went above maxForTargets during the measurement).
       targetsMet: verdicts,
       settings: { writeBufferSize: '1 mb', flushInterval: '1 s', durability: 'fsync', yieldEvery: YIELD_EVERY },

@@ -13,7 +13,14 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { parseArgs } from 'node:util';
-import { bindServer, handleUnary, loadProto, packSubpartitionBytes, type PartitionWithMetrics, type TaskExecutorGatewayHandlers } from '@rebound/core';
+import {
+  bindServer,
+  handleUnary,
+  loadProto,
+  packSubpartitionBytes,
+  type PartitionWithMetrics,
+  type TaskExecutorGatewayHandlers,
+} from '@rebound/core';
 
 const { values } = parseArgs({
   options: {
@@ -53,7 +60,12 @@ for (let i = 0; i < count; i++) {
   });
 }
 for (let i = 0; i < Number(values.stale); i++) {
-  partitions.push({ partition_id: { job_id: jobId, vertex_id: vertexId, subtask: first + i * step, attempt: 7, epoch }, num_subpartitions: subpartitions, total_bytes: 1, packed_subpartition_bytes: packSubpartitionBytes([1]) });
+  partitions.push({
+    partition_id: { job_id: jobId, vertex_id: vertexId, subtask: first + i * step, attempt: 7, epoch },
+    num_subpartitions: subpartitions,
+    total_bytes: 1,
+    packed_subpartition_bytes: packSubpartitionBytes([1]),
+  });
 }
 
 const unsupported = handleUnary<unknown, never>(() => {

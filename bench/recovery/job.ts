@@ -43,7 +43,17 @@ class DelayedRowsSource extends RangeGeneratorSource<number> {
 }
 
 export default defineJob('recovery-bench', (env, args) => {
-  const o = parseOptions(args, USAGE, ['output', 'splits', 'rows-per-split', 'record-delay-ms', 'batch', 'keys', 'keys2', 'p1', 'p2']);
+  const o = parseOptions(args, USAGE, [
+    'output',
+    'splits',
+    'rows-per-split',
+    'record-delay-ms',
+    'batch',
+    'keys',
+    'keys2',
+    'p1',
+    'p2',
+  ]);
   const splits = intOption(o.splits, 'splits', 200, 1);
   const rowsPerSplit = intOption(o['rows-per-split'], 'rows-per-split', 100, 1);
   const delayMs = intOption(o['record-delay-ms'], 'record-delay-ms', 3);
@@ -55,7 +65,9 @@ export default defineJob('recovery-bench', (env, args) => {
 
   // Explicit source parallelism: the split-count default is capped at 128.
   env
-    .fromSource(new DelayedRowsSource(splits * rowsPerSplit, rowsPerSplit, delayMs, batch), 'Source: DelayedRows', { parallelism: splits })
+    .fromSource(new DelayedRowsSource(splits * rowsPerSplit, rowsPerSplit, delayMs, batch), 'Source: DelayedRows', {
+      parallelism: splits,
+    })
     .map((i): [number, number] => [i % keys, 1])
     .keyBy((t) => t[0])
     .sum(1)

@@ -36,25 +36,25 @@ import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { executionVertexKey, parseDuration, type JobGraph__Output, type JobStatus__Output, type RecoveryReport__Output } from '@rebound/core';
+import {
+  executionVertexKey,
+  parseDuration,
+  type JobGraph__Output,
+  type JobStatus__Output,
+  type RecoveryReport__Output,
+} from '@rebound/core';
 import { FileSystemJobEventStore, JobEventManager, jobEventsDir } from '@rebound/event-store';
 import { FileJobGraphStore } from '@rebound/ha';
 import { ReplayedJobState } from '@rebound/jobmaster';
-import { BenchCluster, ROOT, type KilledLeader, type TaskEvent } from './cluster.js';
+import { BenchCluster, FAST_FAILOVER_CONFIG, ROOT, type KilledLeader, type TaskEvent } from './cluster.js';
 import { printReplayResult, runReplayBench, type ReplayBenchResult } from './replay.js';
 import { LoadSampler, judge, type LoadRecord } from '../load.js';
 
 const JOB_FILE = join(ROOT, 'bench/recovery/job.ts');
 
-/** The harness's TEST_CONFIG plus what the issue asks for. */
+/** The tests' short timeouts plus what the issue asks for. */
 const BASE_CONFIG: Readonly<Record<string, string>> = {
-  'heartbeat.interval': '200 ms',
-  'heartbeat.timeout': '2 s',
-  'high-availability.lease.timeout': '1 s',
-  'high-availability.lease.renew-interval': '200 ms',
-  'high-availability.lease.poll-interval': '100 ms',
-  'rpc.timeout': '3 s',
-  'restart-strategy.fixed-delay.delay': '100 ms',
+  ...FAST_FAILOVER_CONFIG,
   'job-event.store.write-buffer.flush-interval': '100 ms',
   'execution.batch.job-recovery.previous-worker.recovery.timeout': '5 s',
 };
@@ -116,7 +116,8 @@ function parseOptions(): Options {
   const killAt = Number(values['kill-at']);
   if (!(killAt > 0 && killAt < 1)) throw new Error(`--kill-at must be in (0, 1), got '${values['kill-at']}'`);
   const standbyAt = values['standby-at'];
-  if (standbyAt !== 'recovered' && standbyAt !== 'kill' && standbyAt !== 'never') throw new Error(`--standby-at must be recovered, kill or never`);
+  if (standbyAt !== 'recovered' && standbyAt !== 'kill' && standbyAt !== 'never')
+    throw new Error(`--standby-at must be recovered, kill or never`);
   return {
     repeat: int(values.repeat, 'repeat', 1),
     killAt,
@@ -148,11 +149,16 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 const load1 = (): number => Math.round(loadavg()[0]! * 100) / 100;
 
 /** Waits (up to `maxWaitMs`) for the 1-minute load to drop below `max`; other sessions share the machine. */
-async function waitForQuietMachine(max: number, maxWaitMs: number, what: string): Promise<{ load: number; waitedMs: number }> {
+async function waitForQuietMachine(
+  max: number,
+  maxWaitMs: number,
+  what: string,
+): Promise<{ load: number; waitedMs: number }> {
   const t0 = Date.now();
   let said = false;
   while (load1() >= max && Date.now() - t0 < maxWaitMs) {
-    if (!said) console.log(`  (load ${load1()} >= ${max}: waiting up to ${Math.round(maxWaitMs / 1000)} s before ${what})`);
+    if (!said)
+      console.log(`  (load ${load1()} >= ${max}: waiting up to ${Math.round(maxWaitMs / 1000)} s before ${what})`);
     said = true;
     await sleep(5_000);
   }
@@ -222,13 +228,20 @@ function scenarioConfig(scenario: Scenario): Record<string, string> {
 function jobArgs(o: Options, output: string): string[] {
   const a = o.jobArgs;
   return [
-    '--output', output,
-    '--splits', String(a.splits),
-    '--rows-per-split', String(a.rowsPerSplit),
-    '--record-delay-ms', String(a.recordDelayMs),
-    '--p1', String(a.p1),
-    '--p2', String(a.p2),
-    '--keys2', String(a.keys2),
+    '--output',
+    output,
+    '--splits',
+    String(a.splits),
+    '--rows-per-split',
+    String(a.rowsPerSplit),
+    '--record-delay-ms',
+    String(a.recordDelayMs),
+    '--p1',
+    String(a.p1),
+    '--p2',
+    String(a.p2),
+    '--keys2',
+    String(a.keys2),
   ];
 }
 
@@ -249,13 +262,21 @@ async function checkOutput(dir: string, o: Options): Promise<string | undefined>
   let sum = 0;
   for (const c of counts.values()) sum += c;
   if (sum !== total) return `counts sum to ${sum}, expected ${total} (${counts.size} keys in ${files.length} files)`;
-  if (total % keys2 === 0 && [...counts.values()].some((c) => c !== total / keys2)) return `a key's count differs from ${total / keys2}`;
+  if (total % keys2 === 0 && [...counts.values()].some((c) => c !== total / keys2))
+    return `a key's count differs from ${total / keys2}`;
   return undefined;
 }
 
 /** The finished executions (vertex#subtask → attempt) in a copy of the event log. */
 async function durableFinished(haCopy: string, graph: JobGraph__Output): Promise<Map<string, number>> {
-  const manager = new JobEventManager(new FileSystemJobEventStore({ haDir: haCopy, jobId: graph.job_id, epoch: 1_000_000, currentLeaderEpoch: () => 1_000_000 }));
+  const manager = new JobEventManager(
+    new FileSystemJobEventStore({
+      haDir: haCopy,
+      jobId: graph.job_id,
+      epoch: 1_000_000,
+      currentLeaderEpoch: () => 1_000_000,
+    }),
+  );
   await manager.start();
   const state = new ReplayedJobState(graph);
   const result = await manager.replay((r) => state.apply(r));
@@ -264,7 +285,11 @@ async function durableFinished(haCopy: string, graph: JobGraph__Output): Promise
   return new Map([...state.finished.values()].map((e) => [executionVertexKey(e.vertex_id, e.subtask), e.attempt]));
 }
 
-function analyseReexecution(events: readonly TaskEvent[], kill: KilledLeader, durable: ReadonlyMap<string, number> | undefined): Reexecution {
+function analyseReexecution(
+  events: readonly TaskEvent[],
+  kill: KilledLeader,
+  durable: ReadonlyMap<string, number> | undefined,
+): Reexecution {
   const finished = new Map<string, TaskEvent>();
   const deployedBefore = new Set<string>();
   const redeployed = new Set<string>();
@@ -283,7 +308,15 @@ function analyseReexecution(events: readonly TaskEvent[], kill: KilledLeader, du
     reexecuted: reexecuted.length,
     fraction: finished.size === 0 ? 0 : reexecuted.length / finished.size,
   };
-  if (!durable) return { ...base, eventLog: false, reexecutedDurable: [], reexecutedNotDurable: [], durableFinishedAtKill: 0, finishedNotDurableAtKill: 0 };
+  if (!durable)
+    return {
+      ...base,
+      eventLog: false,
+      reexecutedDurable: [],
+      reexecutedNotDurable: [],
+      durableFinishedAtKill: 0,
+      finishedNotDurableAtKill: 0,
+    };
   return {
     ...base,
     eventLog: true,
@@ -295,7 +328,11 @@ function analyseReexecution(events: readonly TaskEvent[], kill: KilledLeader, du
 }
 
 /** When the failover's steps happened, in ms after the kill (first occurrence of each). */
-async function failoverTimeline(cluster: BenchCluster, newLeaderId: string, kill: KilledLeader): Promise<Record<string, number>> {
+async function failoverTimeline(
+  cluster: BenchCluster,
+  newLeaderId: string,
+  kill: KilledLeader,
+): Promise<Record<string, number>> {
   const at = (o: Record<string, unknown>): number => Number(o.time) - kill.killedAtMs;
   const timeline: Record<string, number> = {};
   const first = (name: string, t: number): void => {
@@ -347,17 +384,27 @@ function lostWorkPerSlot(events: readonly TaskEvent[], kill: KilledLeader, slots
   return lost / slots;
 }
 
-async function runScenario(scenario: Scenario, o: Options, workdir: string, baselineMs: number | undefined): Promise<ScenarioResult> {
+async function runScenario(
+  scenario: Scenario,
+  o: Options,
+  workdir: string,
+  baselineMs: number | undefined,
+): Promise<ScenarioResult> {
   await rm(workdir, { recursive: true, force: true });
   await mkdir(workdir, { recursive: true });
   const loadBefore = load1();
-  const cluster = await BenchCluster.start(workdir, { jobmasters: 2, taskmanagers: o.taskmanagers, slots: o.slots, config: scenarioConfig(scenario) });
+  const cluster = await BenchCluster.start(workdir, {
+    jobmasters: 2,
+    taskmanagers: o.taskmanagers,
+    slots: o.slots,
+    config: scenarioConfig(scenario),
+  });
   let ok = false;
   try {
     const output = join(workdir, 'output');
-    const jobId = await cluster.submit(JOB_FILE, jobArgs(o, output));
+    const { jobId } = await cluster.submit(JOB_FILE, jobArgs(o, output));
     let status: JobStatus__Output | undefined;
-    while (!(status = await cluster.status(jobId))) await sleep(20);
+    while (!(status = await cluster.jobStatus(jobId).catch(() => undefined))) await sleep(20);
     const submittedAt = Number(status.submitted_at_ms);
 
     let kill: KilledLeader | undefined;
@@ -368,8 +415,9 @@ async function runScenario(scenario: Scenario, o: Options, workdir: string, base
       const plannedAtJobMs = Math.round(o.killAt * baselineMs);
       const wait = submittedAt + plannedAtJobMs - Date.now();
       if (wait > 0) await sleep(wait);
-      const before = await cluster.status(jobId);
-      if (!before || before.state !== 'RUNNING') throw new Error(`the job is ${before?.state ?? 'unreachable'} at the planned kill time`);
+      const before = await cluster.jobStatus(jobId).catch(() => undefined);
+      if (!before || before.state !== 'RUNNING')
+        throw new Error(`the job is ${before?.state ?? 'unreachable'} at the planned kill time`);
       kill = await cluster.killLeader();
       // The log as the dead leader left it: no standby can lead for another lease timeout.
       if (scenario === 'recovery-on') {
@@ -390,17 +438,27 @@ async function runScenario(scenario: Scenario, o: Options, workdir: string, base
 
     const deadline = Date.now() + Math.max(300_000, 10 * (baselineMs ?? 0));
     for (;;) {
-      status = await cluster.status(jobId);
-      if (status && kill && o.standbyAt === 'recovered' && standby === 'none' && status.state === 'RUNNING' && Number(status.leader_epoch) > kill.epoch) {
+      status = await cluster.jobStatus(jobId).catch(() => undefined);
+      if (
+        status &&
+        kill &&
+        o.standbyAt === 'recovered' &&
+        standby === 'none' &&
+        status.state === 'RUNNING' &&
+        Number(status.leader_epoch) > kill.epoch
+      ) {
         standby = (await cluster.startJobMaster()).id;
       }
       // finished_at_ms too: a JobMaster reports FINISHED before its sink commit is done and stamped.
-      if (status && ['FINISHED', 'FAILED', 'CANCELED'].includes(status.state) && Number(status.finished_at_ms) > 0) break;
-      if (Date.now() > deadline) throw new Error(`job ${jobId} did not finish in time (last state ${status?.state ?? '?'})`);
+      if (status && ['FINISHED', 'FAILED', 'CANCELED'].includes(status.state) && Number(status.finished_at_ms) > 0)
+        break;
+      if (Date.now() > deadline)
+        throw new Error(`job ${jobId} did not finish in time (last state ${status?.state ?? '?'})`);
       await sleep(100);
     }
-    const events = await cluster.taskEvents(jobId);
-    const outputProblem = status.state === 'FINISHED' ? await checkOutput(output, o) : `job ${status.state}: ${status.failure}`;
+    const events = (await cluster.taskEvents()).filter((e) => e.jobId === jobId);
+    const outputProblem =
+      status.state === 'FINISHED' ? await checkOutput(output, o) : `job ${status.state}: ${status.failure}`;
     const result: ScenarioResult = {
       scenario,
       jobId,
@@ -492,7 +550,10 @@ function printTriple(t: RunTriple, i: number): void {
   const row = (r: ScenarioResult): Record<string, string | number> => ({
     scenario: r.scenario,
     'job time': fmt(r.jobMs),
-    'vs no-failure': r.scenario === 'no-failure' ? '-' : `${r.jobMs >= t.noFailure.jobMs ? '+' : ''}${pct((r.jobMs - t.noFailure.jobMs) / t.noFailure.jobMs)}`,
+    'vs no-failure':
+      r.scenario === 'no-failure'
+        ? '-'
+        : `${r.jobMs >= t.noFailure.jobMs ? '+' : ''}${pct((r.jobMs - t.noFailure.jobMs) / t.noFailure.jobMs)}`,
     'kill at': r.kill ? fmt(r.kill.atJobMs) : '-',
     election: r.kill ? fmt(r.kill.electionMs) : '-',
     'kill → redeploy': r.kill ? fmt(r.kill.firstRedeployMs) : '-',
@@ -509,8 +570,10 @@ function printTriple(t: RunTriple, i: number): void {
   console.table([row(t.noFailure), row(t.recoveryOn), row(t.recoveryOff)]);
   const rec = t.recoveryOn.kill?.recovery;
   if (rec) console.log('  recovery report (on):', JSON.stringify(rec));
-  if (t.recoveryOn.kill) console.log('  failover timeline (on), ms after the kill:', JSON.stringify(t.recoveryOn.kill.timeline));
-  if (t.recoveryOff.kill) console.log('  failover timeline (off), ms after the kill:', JSON.stringify(t.recoveryOff.kill.timeline));
+  if (t.recoveryOn.kill)
+    console.log('  failover timeline (on), ms after the kill:', JSON.stringify(t.recoveryOn.kill.timeline));
+  if (t.recoveryOff.kill)
+    console.log('  failover timeline (off), ms after the kill:', JSON.stringify(t.recoveryOff.kill.timeline));
   console.log(
     `  (on - no-failure)/no-failure = ${pct(t.ratioOn)} (+${fmt(t.extraOnMs)}), (off - no-failure)/no-failure = ${pct(t.ratioOff)} (+${fmt(t.extraOffMs)})\n` +
       `  extra time with recovery on ${fmt(t.extraOnMs)} vs election + 1 s = ${fmt(t.extraOnTargetMs)}: ${t.extraOnMet ? 'met' : 'MISSED'} ` +
@@ -541,7 +604,12 @@ async function main(): Promise<void> {
       for (const scenario of ['no-failure', 'recovery-on', 'recovery-off'] as const) {
         const quiet = await waitForQuietMachine(o.maxLoad, o.loadWaitMs, scenario);
         process.stdout.write(`run ${i + 1}: ${scenario} (load ${quiet.load}) ... `);
-        const r = await runScenario(scenario, o, join(o.workdir, `${scenario}-${i + 1}`), scenario === 'no-failure' ? undefined : results['no-failure']!.jobMs);
+        const r = await runScenario(
+          scenario,
+          o,
+          join(o.workdir, `${scenario}-${i + 1}`),
+          scenario === 'no-failure' ? undefined : results['no-failure']!.jobMs,
+        );
         console.log(`${fmt(r.jobMs)}${r.outputOk ? '' : ` OUTPUT WRONG: ${r.outputProblem}`}`);
         results[scenario] = r;
       }
@@ -574,7 +642,13 @@ async function main(): Promise<void> {
     const quiet = await waitForQuietMachine(o.maxLoad, o.loadWaitMs, 'the replay benchmark');
     console.log(`\nreplay + reconcile of ${o.executions} executions (load ${quiet.load}) ...`);
     const replaySampler = new LoadSampler(2_000);
-    replay = await runReplayBench({ executions: o.executions, runs: o.replayRuns, consumerParallelism: 0, taskManagers: 3, stalePerTaskManager: 5 });
+    replay = await runReplayBench({
+      executions: o.executions,
+      runs: o.replayRuns,
+      consumerParallelism: 0,
+      taskManagers: 3,
+      stalePerTaskManager: 5,
+    });
     replayLoad = replaySampler.stop();
     printReplayResult(replay, replayLoad);
   }
@@ -592,7 +666,10 @@ async function main(): Promise<void> {
           medianElectionMs: median(triples.map((t) => t.recoveryOn.kill?.electionMs ?? NaN)),
           medianReexecutedFractionOn: median(triples.map((t) => t.recoveryOn.kill?.reexecution.fraction ?? NaN)),
           medianReexecutedFractionOff: median(triples.map((t) => t.recoveryOff.kill?.reexecution.fraction ?? NaN)),
-          durableReexecutedTotal: triples.reduce((n, t) => n + (t.recoveryOn.kill?.reexecution.reexecutedDurable.length ?? 0), 0),
+          durableReexecutedTotal: triples.reduce(
+            (n, t) => n + (t.recoveryOn.kill?.reexecution.reexecutedDurable.length ?? 0),
+            0,
+          ),
           extraOnMetInRuns: triples.filter((t) => t.extraOnMet).length,
           medianExtraOnEstimateMs: median(triples.map((t) => t.extraOnEstimateMs)),
           extraOnEstimateMetInRuns: triples.filter((t) => t.extraOnEstimateMet).length,
@@ -604,16 +681,29 @@ async function main(): Promise<void> {
   const doc = {
     benchmark: 'recovery',
     at: started,
-    machine: { cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? 'unknown', totalMemMb: Math.round(totalmem() / 1024 / 1024), node: process.version },
+    machine: {
+      cpus: availableParallelism(),
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      totalMemMb: Math.round(totalmem() / 1024 / 1024),
+      node: process.version,
+    },
     loadAverage: { start: loadAtStart, end: loadavg().map((x) => Math.round(x * 100) / 100), whole: load },
     // Targets are judged only when the sampled load stayed at or below the number of cores
     // (bench/load.ts); null: not judged, the figures are kept with the load they were taken at.
     targetsJudged: load.judged,
-    replayTargetMet: replay && replayLoad ? judge(replay.warm.recoveryMs < replay.targetMs && replay.cold.recoveryMs < replay.targetMs, replayLoad) : undefined,
+    replayTargetMet:
+      replay && replayLoad
+        ? judge(replay.warm.recoveryMs < replay.targetMs && replay.cold.recoveryMs < replay.targetMs, replayLoad)
+        : undefined,
     replayLoad,
     settings: {
       cluster: { jobmasters: 2, taskmanagers: o.taskmanagers, slots: o.slots, config: BASE_CONFIG },
-      job: { file: 'bench/recovery/job.ts', ...o.jobArgs, tasks: o.jobArgs.splits + o.jobArgs.p1 + o.jobArgs.p2, stages: 3 },
+      job: {
+        file: 'bench/recovery/job.ts',
+        ...o.jobArgs,
+        tasks: o.jobArgs.splits + o.jobArgs.p1 + o.jobArgs.p2,
+        stages: 3,
+      },
       killAt: o.killAt,
       standbyAt: o.standbyAt,
       noFailureRunHasRecoveryEnabled: true,
@@ -631,13 +721,27 @@ async function main(): Promise<void> {
   if (o.merge) {
     const old = JSON.parse(await readFile(o.results, 'utf8').catch(() => '{}')) as Record<string, unknown>;
     // targetsJudged belongs to the cluster runs kept from the old file (absent if they predate it).
-    if (o.skipCluster) out = { ...doc, at: old.at ?? doc.at, loadAverage: old.loadAverage, targetsJudged: old.targetsJudged, summary: old.summary, runs: old.runs, replayAt: started, replayLoadAverage: doc.loadAverage };
-    else if (o.skipReplay) out = { ...doc, replay: old.replay, replayAt: old.replayAt, replayLoadAverage: old.replayLoadAverage };
+    if (o.skipCluster)
+      out = {
+        ...doc,
+        at: old.at ?? doc.at,
+        loadAverage: old.loadAverage,
+        targetsJudged: old.targetsJudged,
+        summary: old.summary,
+        runs: old.runs,
+        replayAt: started,
+        replayLoadAverage: doc.loadAverage,
+      };
+    else if (o.skipReplay)
+      out = { ...doc, replay: old.replay, replayAt: old.replayAt, replayLoadAverage: old.replayLoadAverage };
   }
   await mkdir(dirname(o.results), { recursive: true });
   await writeFile(o.results, `${JSON.stringify(out, null, 2)}\n`);
   console.log(`\nwrote ${o.results}`);
-  if (!load.judged) console.log(`targets NOT JUDGED: the load average went up to ${load.max} on ${load.cores} cores (limit ${load.maxLoadForTargets}); figures kept with their load`);
+  if (!load.judged)
+    console.log(
+      `targets NOT JUDGED: the load average went up to ${load.max} on ${load.cores} cores (limit ${load.maxLoadForTargets}); figures kept with their load`,
+    );
   if (summary) {
     console.log(
       `summary over ${summary.runs} run(s): no-failure ${fmt(summary.medianNoFailureMs)}, on ${fmt(summary.medianRecoveryOnMs)} (${pct(summary.medianRatioOn)}), ` +

@@ -98,7 +98,13 @@ class BackendUnderTest {
 
   static async start(backend: Backend, workdir: string, config: Record<string, string>): Promise<BackendUnderTest> {
     const cluster = await BenchCluster.start(workdir, { jobmasters: 2, taskmanagers: 1, slots: 1, config });
-    const ha = createHaServices(Configuration.of({ ...config, ...(backend === 'etcd' ? { 'high-availability.cluster-id': (await readClusterId(workdir)) ?? 'default' } : {}) }), cluster.haDir);
+    const ha = createHaServices(
+      Configuration.of({
+        ...config,
+        ...(backend === 'etcd' ? { 'high-availability.cluster-id': (await readClusterId(workdir)) ?? 'default' } : {}),
+      }),
+      cluster.haDir,
+    );
     return new BackendUnderTest(backend, cluster, ha);
   }
 
@@ -111,7 +117,9 @@ class BackendUnderTest {
       return l && l.epoch > killed.epoch ? l : undefined;
     });
     const electedMs = Date.now() - t0;
-    await until('the new leader serving', timeoutMs, async () => ((await checkHealth(next.address, HealthServices.dispatcher, 1_000)) === 'SERVING' ? true : undefined));
+    await until('the new leader serving', timeoutMs, async () =>
+      (await checkHealth(next.address, HealthServices.dispatcher, 1_000)) === 'SERVING' ? true : undefined,
+    );
     const servingMs = Date.now() - t0;
     // A standby for the next repetition.
     await this.cluster.startJobMaster();
@@ -156,7 +164,13 @@ async function main(): Promise<void> {
       throw err;
     });
     backends.push(await BackendUnderTest.start('file', join(base, 'file'), { ...common }));
-    backends.push(await BackendUnderTest.start('etcd', join(base, 'etcd-cluster'), { ...common, 'high-availability.type': 'etcd', 'high-availability.etcd.endpoints': etcd.endpointList }));
+    backends.push(
+      await BackendUnderTest.start('etcd', join(base, 'etcd-cluster'), {
+        ...common,
+        'high-availability.type': 'etcd',
+        'high-availability.etcd.endpoints': etcd.endpointList,
+      }),
+    );
     const timeoutMs = 4 * parseDuration(o.lease, 'lease') + 30_000;
     for (let run = 0; run < o.repeat; run++) {
       // Alternate which backend goes first, so neither always runs right after a standby start.
@@ -167,7 +181,9 @@ async function main(): Promise<void> {
         await new Promise((r) => setTimeout(r, 1_500));
         const s = await b.killAndMeasure(run, timeoutMs);
         samples.push(s);
-        console.log(`run ${run + 1} ${b.backend.padEnd(4)}: elected ${s.electedMs} ms, serving ${s.servingMs} ms (load ${quiet} -> ${s.loadAfter})`);
+        console.log(
+          `run ${run + 1} ${b.backend.padEnd(4)}: elected ${s.electedMs} ms, serving ${s.servingMs} ms (load ${quiet} -> ${s.loadAfter})`,
+        );
       }
     }
   } finally {
@@ -176,12 +192,24 @@ async function main(): Promise<void> {
     await rm(base, { recursive: true, force: true });
   }
   const load = sampler.stop();
-  const of = (b: Backend, k: 'electedMs' | 'servingMs'): number[] => samples.filter((s) => s.backend === b).map((s) => s[k]);
+  const of = (b: Backend, k: 'electedMs' | 'servingMs'): number[] =>
+    samples.filter((s) => s.backend === b).map((s) => s[k]);
   const summary = {
-    file: { electedMeanMs: mean(of('file', 'electedMs')), servingMeanMs: mean(of('file', 'servingMs')), servingMedianMs: median(of('file', 'servingMs')) },
-    etcd: { electedMeanMs: mean(of('etcd', 'electedMs')), servingMeanMs: mean(of('etcd', 'servingMs')), servingMedianMs: median(of('etcd', 'servingMs')) },
+    file: {
+      electedMeanMs: mean(of('file', 'electedMs')),
+      servingMeanMs: mean(of('file', 'servingMs')),
+      servingMedianMs: median(of('file', 'servingMs')),
+    },
+    etcd: {
+      electedMeanMs: mean(of('etcd', 'electedMs')),
+      servingMeanMs: mean(of('etcd', 'servingMs')),
+      servingMedianMs: median(of('etcd', 'servingMs')),
+    },
   };
-  const ratio = summary.file.servingMeanMs > 0 ? Math.round((summary.etcd.servingMeanMs / summary.file.servingMeanMs) * 1000) / 1000 : null;
+  const ratio =
+    summary.file.servingMeanMs > 0
+      ? Math.round((summary.etcd.servingMeanMs / summary.file.servingMeanMs) * 1000) / 1000
+      : null;
   const met = ratio !== null && ratio <= 1.2;
   const verdict = judge(met, load);
   const doc = {
@@ -199,7 +227,9 @@ async function main(): Promise<void> {
   };
   await mkdir(dirname(o.results), { recursive: true });
   await writeFile(o.results, `${JSON.stringify(doc, null, 2)}\n`);
-  console.log(`\nfile: serving after ${summary.file.servingMeanMs} ms (mean), etcd: ${summary.etcd.servingMeanMs} ms; etcd/file ${ratio}: ${verdictText(verdict, load)}`);
+  console.log(
+    `\nfile: serving after ${summary.file.servingMeanMs} ms (mean), etcd: ${summary.etcd.servingMeanMs} ms; etcd/file ${ratio}: ${verdictText(verdict, load)}`,
+  );
   console.log(`wrote ${o.results}`);
 }
 

@@ -15,16 +15,19 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ROOT, runRebound } from '../recovery/cluster.js';
+import { readClusterFile } from '@rebound/cli';
+import { REPO_ROOT as ROOT, describeResult, runRebound } from '@rebound/cli/testing';
 
-const { values } = parseArgs({ options: { tasks: { type: 'string', default: '10000' }, requests: { type: 'string', default: '200' } } });
+const { values } = parseArgs({
+  options: { tasks: { type: 'string', default: '10000' }, requests: { type: 'string', default: '200' } },
+});
 const TASKS = Number(values.tasks);
 const REQUESTS = Number(values.requests);
 const TARGET_MS = 50;
 
 async function ok(args: string[]): Promise<string> {
-  const r = await runRebound(args, 180_000);
-  if (r.code !== 0) throw new Error(`rebound ${args.join(' ')} exited ${r.code}: ${r.stderr.trim() || r.stdout.trim()}`);
+  const r = await runRebound(args, { timeoutMs: 180_000 });
+  if (r.code !== 0) throw new Error(describeResult(args, r));
   return r.stdout;
 }
 
@@ -38,7 +41,20 @@ async function cpuMs(pid: number): Promise<number> {
   return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100; // clock ticks at USER_HZ=100
 }
 
-async function measure(url: string, n: number, pid: number, headers: Record<string, string>): Promise<{ p50: number; p95: number; p99: number; max: number; mean: number; bytes: number; serverCpuMsPerRequest: number }> {
+async function measure(
+  url: string,
+  n: number,
+  pid: number,
+  headers: Record<string, string>,
+): Promise<{
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  mean: number;
+  bytes: number;
+  serverCpuMsPerRequest: number;
+}> {
   let bytes = 0;
   for (let i = 0; i < 20; i++) await (await fetch(url, { headers })).text(); // warm-up (JIT, first bundle of code paths)
   const times: number[] = [];
@@ -54,26 +70,63 @@ async function measure(url: string, n: number, pid: number, headers: Record<stri
   const serverCpu = (await cpuMs(pid)) - cpuBefore;
   times.sort((a, b) => a - b);
   const r = (x: number): number => Math.round(x * 100) / 100;
-  return { serverCpuMsPerRequest: r(serverCpu / n), p50: r(percentile(times, 50)), p95: r(percentile(times, 95)), p99: r(percentile(times, 99)), max: r(times.at(-1)!), mean: r(times.reduce((a, b) => a + b, 0) / n), bytes };
+  return {
+    serverCpuMsPerRequest: r(serverCpu / n),
+    p50: r(percentile(times, 50)),
+    p95: r(percentile(times, 95)),
+    p99: r(percentile(times, 99)),
+    max: r(times.at(-1)!),
+    mean: r(times.reduce((a, b) => a + b, 0) / n),
+    bytes,
+  };
 }
 
 async function main(): Promise<void> {
   const work = await mkdtemp(join(tmpdir(), 'rebound-bench-rest-'));
   try {
-    await ok(['local', 'up', '--workdir', work, '--jobmasters', '1', '--taskmanagers', '0', '-D', `execution.batch.adaptive.auto-parallelism.max-parallelism=${TASKS}`]);
-    const cluster = JSON.parse(await readFile(join(work, 'cluster.json'), 'utf8')) as { processes: { restUrl?: string; pid: number }[] };
+    await ok([
+      'local',
+      'up',
+      '--workdir',
+      work,
+      '--jobmasters',
+      '1',
+      '--taskmanagers',
+      '0',
+      '-D',
+      `execution.batch.adaptive.auto-parallelism.max-parallelism=${TASKS}`,
+    ]);
+    const cluster = await readClusterFile(work);
     const url = cluster.processes[0]!.restUrl!;
     const pid = cluster.processes[0]!.pid;
     // The cluster secret `local up` wrote: the REST API asks for it like every RPC.
     const auth = { authorization: `Bearer ${(await readFile(join(work, 'secret'), 'utf8')).trim()}` };
-    const out = await ok(['submit', '--cluster', work, join(ROOT, 'test/fixtures/histogram.ts'), '--json', '--detached', '--', '--records', String(TASKS), '--keys', '10', '--output', join(work, 'out'), '--splits', String(TASKS)]);
+    const out = await ok([
+      'submit',
+      '--cluster',
+      work,
+      join(ROOT, 'test/fixtures/histogram.ts'),
+      '--json',
+      '--detached',
+      '--',
+      '--records',
+      String(TASKS),
+      '--keys',
+      '10',
+      '--output',
+      join(work, 'out'),
+      '--splits',
+      String(TASKS),
+    ]);
     const jobId = (JSON.parse(out.split('\n')[0]!) as { jobId: string }).jobId;
     // Wait until the source vertex is initialized: the job then has its TASKS tasks.
     const deadline = Date.now() + 120_000;
     let tasks = 0;
     while (tasks < TASKS) {
       if (Date.now() > deadline) throw new Error(`the job never showed ${TASKS} tasks (last: ${tasks})`);
-      const job = (await (await fetch(`${url}/jobs/${jobId}`, { headers: auth })).json()) as { 'status-counts'?: Record<string, number> };
+      const job = (await (await fetch(`${url}/jobs/${jobId}`, { headers: auth })).json()) as {
+        'status-counts'?: Record<string, number>;
+      };
       tasks = Object.values(job['status-counts'] ?? {}).reduce((a, b) => a + b, 0);
       if (tasks < TASKS) await new Promise((r) => setTimeout(r, 200));
     }

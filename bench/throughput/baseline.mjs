@@ -44,7 +44,7 @@ let out = '';
 for (const [w, c] of counts) out += `${w}\t${c}\n`;
 const fd = openSync(values.output, 'w');
 const buf = Buffer.from(out, 'utf8');
-for (let off = 0; off < buf.length; ) off += writeSync(fd, buf, off);
+for (let off = 0; off < buf.length;) off += writeSync(fd, buf, off);
 fsyncSync(fd);
 closeSync(fd);
 const cpu = process.cpuUsage(cpu0);

@@ -5,11 +5,10 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { REPO_ROOT, describeResult, runRebound } from '@rebound/cli/testing';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const REBOUND = join(ROOT, 'bin/rebound.js');
+export const ROOT = REPO_ROOT;
 
 export interface Exec {
   code: number;
@@ -27,7 +26,9 @@ export function exec(cmd: string, args: readonly string[], env: NodeJS.ProcessEn
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     child.once('error', reject);
-    child.once('close', (code) => resolvePromise({ code: code ?? 1, stdout, stderr, seconds: (performance.now() - t0) / 1000 }));
+    child.once('close', (code) =>
+      resolvePromise({ code: code ?? 1, stdout, stderr, seconds: (performance.now() - t0) / 1000 }),
+    );
   });
 }
 
@@ -37,8 +38,12 @@ export async function execOk(cmd: string, args: readonly string[], env?: NodeJS.
   return r;
 }
 
-function rebound(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<Exec> {
-  return execOk(process.execPath, [REBOUND, ...args], env);
+/** `rebound ARGS` through the cluster driver's runner, timed; a non-zero exit throws. */
+async function rebound(args: readonly string[], env?: Readonly<Record<string, string>>): Promise<Exec> {
+  const t0 = performance.now();
+  const r = await runRebound(args, { env, timeoutMs: 30 * 60_000 });
+  if (r.code !== 0) throw new Error(describeResult(args, r));
+  return { code: 0, stdout: r.stdout, stderr: r.stderr, seconds: (performance.now() - t0) / 1000 };
 }
 
 /** The JSON objects a `--json` command printed, one a line. */
@@ -130,17 +135,23 @@ export async function runCluster(o: ClusterRunOptions): Promise<ClusterRun> {
   const clusterDir = join(o.workdir, 'cluster');
   rmSync(clusterDir, { recursive: true, force: true });
   rmSync(o.outputDir, { recursive: true, force: true });
-  const env = { ...process.env };
-  if (o.daemonNodeOptions) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} ${o.daemonNodeOptions}`.trim();
+  const env: Record<string, string> = {};
+  if (o.daemonNodeOptions) env.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} ${o.daemonNodeOptions}`.trim();
   if (o.profileDir) {
     mkdirSync(o.profileDir, { recursive: true });
     // Only the daemons are profiled: `local up` hands its environment to the processes it spawns.
-    env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ''} --import ${join(ROOT, 'bench/throughput/cpu-profiler.mjs')}`.trim();
+    env.NODE_OPTIONS =
+      `${env.NODE_OPTIONS ?? process.env.NODE_OPTIONS ?? ''} --import ${join(ROOT, 'bench/throughput/cpu-profiler.mjs')}`.trim();
     env.REBOUND_BENCH_PROFILE_DIR = o.profileDir;
   }
-  const up = await rebound(['local', 'up', '--workdir', clusterDir, '--jobmasters', '1', '--taskmanagers', '2', '--slots', '1'], env);
+  const up = await rebound(
+    ['local', 'up', '--workdir', clusterDir, '--jobmasters', '1', '--taskmanagers', '2', '--slots', '1'],
+    env,
+  );
   try {
-    const daemons = (JSON.parse(readFileSync(join(clusterDir, 'cluster.json'), 'utf8')) as { processes: DaemonProcess[] }).processes;
+    const daemons = (
+      JSON.parse(readFileSync(join(clusterDir, 'cluster.json'), 'utf8')) as { processes: DaemonProcess[] }
+    ).processes;
     const hz = await clockTicksPerSecond();
     const before = new Map(daemons.map((d) => [d.id, processCpuSeconds(d.pid, hz)]));
     // Poll the job often so the end of the job is noticed within ~100 ms, not the default 500.
@@ -169,7 +180,9 @@ export async function runCluster(o: ClusterRunOptions): Promise<ClusterRun> {
       total = cpu === null || total === null ? null : total + cpu;
       figures[d.id] = { role: d.role, cpuSeconds: cpu, peakRssMb: peakRssMb(d.pid) ?? null };
     }
-    const jobId = jsonLines(submit.stdout).map((j) => j.jobId).find((id): id is string => typeof id === 'string');
+    const jobId = jsonLines(submit.stdout)
+      .map((j) => j.jobId)
+      .find((id): id is string => typeof id === 'string');
     if (!jobId) throw new Error(`submit printed no job id:\n${submit.stdout}`);
     const status = jsonLines((await rebound(['status', jobId, '--cluster', clusterDir, '--json'])).stdout)[0] as {
       state: string;
@@ -187,7 +200,13 @@ export async function runCluster(o: ClusterRunOptions): Promise<ClusterRun> {
       restarts: status.restarts,
       daemons: figures,
       cpuSeconds: total,
-      vertices: status.vertices.map((v) => ({ name: v.name, parallelism: v.parallelism, recordsIn: v.recordsIn, recordsOut: v.recordsOut, bytesProduced: v.bytesProduced })),
+      vertices: status.vertices.map((v) => ({
+        name: v.name,
+        parallelism: v.parallelism,
+        recordsIn: v.recordsIn,
+        recordsOut: v.recordsOut,
+        bytesProduced: v.bytesProduced,
+      })),
     };
   } finally {
     if (!o.keepCluster) await rebound(['local', 'down', '--workdir', clusterDir]);

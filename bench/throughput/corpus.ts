@@ -59,12 +59,51 @@ function sfc32(a: number, b: number, c: number, d: number): () => number {
 }
 
 function rngFor(seed: number, stream: number): () => number {
-  const next = sfc32(random32(seed, stream, 1), random32(seed, stream, 2), random32(seed, stream, 3), random32(seed, stream, 4));
+  const next = sfc32(
+    random32(seed, stream, 1),
+    random32(seed, stream, 2),
+    random32(seed, stream, 3),
+    random32(seed, stream, 4),
+  );
   for (let i = 0; i < 16; i++) next(); // sfc32 wants a short warm-up
   return next;
 }
 
-const ONSETS = ['', '', 'b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'y', 'br', 'ch', 'cl', 'dr', 'fl', 'gr', 'pl', 'pr', 'sh', 'st', 'th', 'tr', 'wh'];
+const ONSETS = [
+  '',
+  '',
+  'b',
+  'c',
+  'd',
+  'f',
+  'g',
+  'h',
+  'j',
+  'k',
+  'l',
+  'm',
+  'n',
+  'p',
+  'r',
+  's',
+  't',
+  'v',
+  'w',
+  'y',
+  'br',
+  'ch',
+  'cl',
+  'dr',
+  'fl',
+  'gr',
+  'pl',
+  'pr',
+  'sh',
+  'st',
+  'th',
+  'tr',
+  'wh',
+];
 const NUCLEI = ['a', 'e', 'i', 'o', 'u', 'a', 'e', 'i', 'o', 'ea', 'ou', 'ai', 'ie', 'oo'];
 const ACCENTED_NUCLEI = ['é', 'è', 'ä', 'ö', 'ü', 'å', 'ø', 'ñ'];
 const CODAS = ['', '', '', '', 'n', 'r', 's', 't', 'l', 'd', 'm', 'nd', 'st', 'ng', 'ck', 'rt'];
@@ -91,7 +130,8 @@ export function buildVocabulary(seed: number, size: number): string[] {
     } else if (kind < 0.03) {
       for (let i = 0, n = 1 + syllables * 2; i < n; i++) w += pick(CYRILLIC);
     } else {
-      for (let i = 0; i < syllables; i++) w += `${pick(ONSETS)}${pick(rnd() < 0.03 ? ACCENTED_NUCLEI : NUCLEI)}${pick(CODAS)}`;
+      for (let i = 0; i < syllables; i++)
+        w += `${pick(ONSETS)}${pick(rnd() < 0.03 ? ACCENTED_NUCLEI : NUCLEI)}${pick(CODAS)}`;
       if (kind > 0.997) w += String(Math.floor(rnd() * 100)); // "mp3"-like tokens
     }
     if (w.length === 0 || seen.has(w)) continue;
@@ -132,7 +172,14 @@ function capitalize(w: string): string {
 const WRITE_CHUNK_CHARS = 1 << 20;
 
 /** Writes one file of about `targetBytes` (whole lines), returns [bytes, lines]. */
-function writeFile(path: string, targetBytes: number, seed: number, index: number, vocab: readonly string[], cdf: Float64Array): [number, number] {
+function writeFile(
+  path: string,
+  targetBytes: number,
+  seed: number,
+  index: number,
+  vocab: readonly string[],
+  cdf: Float64Array,
+): [number, number] {
   const rnd = rngFor(seed, index);
   const fd = openSync(path, 'w');
   let bytes = 0;
@@ -226,7 +273,14 @@ export function ensureCorpus(spec: CorpusSpec): Corpus {
   const t0 = performance.now();
   const cached = readManifest(spec.dir);
   if (cached && sameSpec(cached, spec) && filesIntact(spec.dir, cached)) {
-    return { dir: spec.dir, files: cached.files, bytes: cached.bytes, lines: cached.lines, reused: true, generateSeconds: 0 };
+    return {
+      dir: spec.dir,
+      files: cached.files,
+      bytes: cached.bytes,
+      lines: cached.lines,
+      reused: true,
+      generateSeconds: 0,
+    };
   }
   rmSync(spec.dir, { recursive: true, force: true });
   mkdirSync(spec.dir, { recursive: true });

@@ -63,12 +63,19 @@ export function summarise(profile: CpuProfile, top: number): string[] {
   }
   const busy = total - idle;
   const pct = (us: number): string => `${((100 * us) / busy).toFixed(1).padStart(5)}%`;
-  const lines = [`sampled ${(total / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s (percentages of busy)`];
+  const lines = [
+    `sampled ${(total / 1e6).toFixed(2)} s, idle ${(idle / 1e6).toFixed(2)} s, busy ${(busy / 1e6).toFixed(2)} s (percentages of busy)`,
+  ];
   const rank = (m: Map<string, number>): [string, number][] =>
-    [...m].filter(([n]) => !n.startsWith('(idle)') && !n.startsWith('(root)') && !n.startsWith('(program)')).sort((a, b) => b[1] - a[1]).slice(0, top);
+    [...m]
+      .filter(([n]) => !n.startsWith('(idle)') && !n.startsWith('(root)') && !n.startsWith('(program)'))
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top);
   lines.push('  self:');
   for (const [n, us] of rank(self)) lines.push(`    ${pct(us)}  ${n}`);
-  lines.push(`    ${pct(self.get('(program)') ?? 0)}  (program)   ${pct(self.get('(garbage collector)') ?? 0)}  (garbage collector)`);
+  lines.push(
+    `    ${pct(self.get('(program)') ?? 0)}  (program)   ${pct(self.get('(garbage collector)') ?? 0)}  (garbage collector)`,
+  );
   lines.push('  inclusive:');
   for (const [n, us] of rank(inclusive)) lines.push(`    ${pct(us)}  ${n}`);
   return lines;
@@ -82,7 +89,9 @@ function main(): void {
   });
   const dir = positionals[0];
   if (!dir) throw new Error('usage: profile-summary.ts DIR [--top N] [--match TEXT]');
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.cpuprofile') && n.includes(values.match)).sort()) {
+  for (const name of readdirSync(dir)
+    .filter((n) => n.endsWith('.cpuprofile') && n.includes(values.match))
+    .sort()) {
     const profile = JSON.parse(readFileSync(join(dir, name), 'utf8')) as CpuProfile;
     process.stdout.write(`== ${basename(name)}\n${summarise(profile, Number(values.top)).join('\n')}\n\n`);
   }

@@ -1,11 +1,18 @@
 /** The Markdown summary of a throughput run (bench/results/throughput.md). */
-import type { CorpusResult } from './run.js';
+import type { CorpusResult } from './results.js';
 
 interface ReportInput {
   readonly measuredAt: string;
   readonly command: string;
   readonly machine: { cpus: number; cpuModel: string; node: string };
-  readonly load: { atStart: number; atEnd: number; max: number; maxLoadForTargets: number; foreignCores?: number; maxForeignCores: number };
+  readonly load: {
+    atStart: number;
+    atEnd: number;
+    max: number;
+    maxLoadForTargets: number;
+    foreignCores?: number;
+    maxForeignCores: number;
+  };
   readonly targets: { ratioAtLeast: number; cpuFactorAtMost: number };
   readonly corpora: readonly CorpusResult[];
   readonly profile: readonly { file: string; summary: readonly string[] }[];
@@ -14,7 +21,11 @@ interface ReportInput {
 const f2 = (n: number | null | undefined): string => (n === null || n === undefined ? '-' : n.toFixed(2));
 
 function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
 }
 
 export function markdownReport(doc: ReportInput, verdict: string): string {
@@ -38,7 +49,17 @@ export function markdownReport(doc: ReportInput, verdict: string): string {
       `## ${c.name} corpus: ${c.input.mb} MB, vocabulary ${c.input.vocabulary} (${c.input.distinctWords} distinct words, ${c.input.words} words)`,
       '',
       table(
-        ['round', 'order', 'single s', 'cluster s', 'job s', 'ratio', 'single CPU s', 'cluster CPU s (jm / tm / tm)', 'outputs'],
+        [
+          'round',
+          'order',
+          'single s',
+          'cluster s',
+          'job s',
+          'ratio',
+          'single CPU s',
+          'cluster CPU s (jm / tm / tm)',
+          'outputs',
+        ],
         c.rounds.map((r) => [
           String(r.round),
           r.order,
@@ -47,14 +68,18 @@ export function markdownReport(doc: ReportInput, verdict: string): string {
           f2(r.cluster.jobSeconds),
           f2(r.ratio),
           f2(r.baseline.cpuSeconds),
-          `${f2(r.cluster.cpuSeconds)} (${Object.values(r.cluster.daemons).map((d) => f2(d.cpuSeconds)).join(' / ')})`,
+          `${f2(r.cluster.cpuSeconds)} (${Object.values(r.cluster.daemons)
+            .map((d) => f2(d.cpuSeconds))
+            .join(' / ')})`,
           r.outputsIdentical ? 'identical' : 'DIFFER',
         ]),
       ),
       '',
       `Median ratio **${f2(c.medianRatio)}**. CPU seconds per MB: single process ${c.baselineCpuSecondsPerMb.toFixed(3)}, ` +
         `cluster daemons ${c.clusterCpuSecondsPerMb === null ? '-' : c.clusterCpuSecondsPerMb.toFixed(3)} (**${f2(c.cpuFactor)}x**).`,
-      `Peak RSS (MB): ${Object.entries(c.peakRssMb).map(([k, v]) => `${k} ${v === null ? '-' : Math.round(v)}`).join(', ')}.`,
+      `Peak RSS (MB): ${Object.entries(c.peakRssMb)
+        .map(([k, v]) => `${k} ${v === null ? '-' : Math.round(v)}`)
+        .join(', ')}.`,
       '',
     );
   }

@@ -24,6 +24,7 @@ import { ensureCorpus, type Corpus } from './corpus.js';
 import { ROOT, execOk, jsonLines, runCluster, type ClusterRun } from './cluster.js';
 import { summarise, type CpuProfile } from './profile-summary.js';
 import { markdownReport } from './report.js';
+import type { BaselineRun, CorpusResult, RoundResult } from './results.js';
 import { LoadSampler, judge, verdictText } from '../load.js';
 
 const MB = 1024 * 1024;
@@ -75,10 +76,15 @@ function parseOptions(): Options {
   };
   const all: CorpusChoice[] = [
     { name: 'large', mb: num(values.mb, 'mb', 0.1), vocabulary: Math.round(num(values.vocabulary, 'vocabulary', 100)) },
-    { name: 'small', mb: num(values['small-mb'], 'small-mb', 0.1), vocabulary: Math.round(num(values['small-vocabulary'], 'small-vocabulary', 100)) },
+    {
+      name: 'small',
+      mb: num(values['small-mb'], 'small-mb', 0.1),
+      vocabulary: Math.round(num(values['small-vocabulary'], 'small-vocabulary', 100)),
+    },
   ];
   const names = values.corpora.split(',').map((s) => s.trim());
-  for (const n of names) if (n !== 'large' && n !== 'small') throw new Error(`--corpora takes large and/or small, got '${n}'`);
+  for (const n of names)
+    if (n !== 'large' && n !== 'small') throw new Error(`--corpora takes large and/or small, got '${n}'`);
   return {
     corpora: all.filter((c) => names.includes(c.name)),
     rounds: Math.round(num(values.rounds, 'rounds', 1)),
@@ -86,31 +92,28 @@ function parseOptions(): Options {
     workdir: resolve(values.workdir),
     results: resolve(values.results),
     profile: !values['no-profile'],
-    sourceParallelism: values['source-parallelism'] === undefined ? undefined : Math.round(num(values['source-parallelism'], 'source-parallelism', 1)),
+    sourceParallelism:
+      values['source-parallelism'] === undefined
+        ? undefined
+        : Math.round(num(values['source-parallelism'], 'source-parallelism', 1)),
     defines: values.define,
     daemonNodeOptions: values['daemon-node-options'],
   };
 }
 
-export interface BaselineRun {
-  /** Process wall time, start-up included (as the cluster's submit time includes the CLI's). */
-  readonly wallSeconds: number;
-  /** Reading, counting and writing, measured inside the process. */
-  readonly seconds: number;
-  readonly cpuSeconds: number;
-  readonly peakRssMb: number;
-  readonly bytes: number;
-  readonly lines: number;
-  readonly words: number;
-  readonly distinct: number;
-}
-
 async function runBaseline(corpus: Corpus, outputFile: string): Promise<BaselineRun> {
   rmSync(outputFile, { force: true });
-  const r = await execOk(process.execPath, [join(ROOT, 'bench/throughput/baseline.mjs'), '--input', corpus.dir, '--output', outputFile]);
+  const r = await execOk(process.execPath, [
+    join(ROOT, 'bench/throughput/baseline.mjs'),
+    '--input',
+    corpus.dir,
+    '--output',
+    outputFile,
+  ]);
   const [result] = jsonLines(r.stdout) as unknown as Omit<BaselineRun, 'wallSeconds'>[];
   if (!result) throw new Error(`baseline printed no result:\n${r.stdout}\n${r.stderr}`);
-  if (result.bytes !== corpus.bytes) throw new Error(`baseline read ${result.bytes} bytes, the corpus has ${corpus.bytes}`);
+  if (result.bytes !== corpus.bytes)
+    throw new Error(`baseline read ${result.bytes} bytes, the corpus has ${corpus.bytes}`);
   return { ...result, wallSeconds: r.seconds };
 }
 
@@ -145,35 +148,15 @@ export function verify(baselineFile: string, clusterDir: string): Verification {
     const got = actual.get(w);
     if (got !== c) problems.push(`${JSON.stringify(w)}: expected ${c}, cluster ${got ?? 'missing'}`);
   }
-  for (const w of actual.keys()) if (!expected.has(w)) problems.push(`${JSON.stringify(w)}: only in the cluster output`);
+  for (const w of actual.keys())
+    if (!expected.has(w)) problems.push(`${JSON.stringify(w)}: only in the cluster output`);
   return {
     identical: problems.length === 0,
-    detail: problems.length === 0 ? `${expected.size} words, ${parts.length} part files` : `${problems.length} differences, e.g. ${problems.slice(0, 5).join('; ')}`,
+    detail:
+      problems.length === 0
+        ? `${expected.size} words, ${parts.length} part files`
+        : `${problems.length} differences, e.g. ${problems.slice(0, 5).join('; ')}`,
   };
-}
-
-export interface RoundResult {
-  readonly round: number;
-  readonly order: 'baseline-first' | 'cluster-first';
-  readonly baseline: BaselineRun;
-  readonly cluster: ClusterRun;
-  /** Baseline process wall / cluster submit wall: > 1 means the cluster is faster. */
-  readonly ratio: number;
-  readonly outputsIdentical: boolean;
-  readonly verification: string;
-}
-
-export interface CorpusResult {
-  readonly name: string;
-  readonly input: { mb: number; bytes: number; files: number; lines: number; words: number; distinctWords: number; vocabulary: number; zipfExponent: number; seed: number };
-  readonly rounds: RoundResult[];
-  readonly medianRatio: number;
-  readonly baselineCpuSecondsPerMb: number;
-  readonly clusterCpuSecondsPerMb: number | null;
-  /** Cluster CPU per MB / baseline CPU per MB (target <= 1.5). */
-  readonly cpuFactor: number | null;
-  readonly peakRssMb: Record<string, number | null>;
-  readonly outputsIdentical: boolean;
 }
 
 const median = (xs: readonly number[]): number => {
@@ -198,11 +181,18 @@ async function main(): Promise<void> {
       vocabulary: c.vocabulary,
       zipfExponent: 1.0,
     });
-    log(`${c.name}: ${f2(corpus.bytes / MB)} MB in ${corpus.files.length} files (${corpus.reused ? 'reused' : `generated in ${f2(corpus.generateSeconds)} s`})`);
+    log(
+      `${c.name}: ${f2(corpus.bytes / MB)} MB in ${corpus.files.length} files (${corpus.reused ? 'reused' : `generated in ${f2(corpus.generateSeconds)} s`})`,
+    );
     return { choice: c, corpus };
   });
   const sampler = new LoadSampler();
-  const clusterOpts = { workdir: opts.workdir, sourceParallelism: opts.sourceParallelism, defines: opts.defines, daemonNodeOptions: opts.daemonNodeOptions };
+  const clusterOpts = {
+    workdir: opts.workdir,
+    sourceParallelism: opts.sourceParallelism,
+    defines: opts.defines,
+    daemonNodeOptions: opts.daemonNodeOptions,
+  };
   const results: CorpusResult[] = [];
   for (const { choice, corpus } of corpora) {
     const mb = corpus.bytes / MB;
@@ -219,7 +209,15 @@ async function main(): Promise<void> {
       }
       const check = verify(baselineOut, clusterOut);
       const ratio = baseline!.wallSeconds / cluster!.submitSeconds;
-      rounds.push({ round, order, baseline: baseline!, cluster: cluster!, ratio, outputsIdentical: check.identical, verification: check.detail });
+      rounds.push({
+        round,
+        order,
+        baseline: baseline!,
+        cluster: cluster!,
+        ratio,
+        outputsIdentical: check.identical,
+        verification: check.detail,
+      });
       log(
         `${choice.name} round ${round}: single process ${f2(baseline!.wallSeconds)} s (CPU ${f2(baseline!.cpuSeconds)}), ` +
           `cluster ${f2(cluster!.submitSeconds)} s (job ${f2(cluster!.jobSeconds)}, CPU ${cluster!.cpuSeconds === null ? '-' : f2(cluster!.cpuSeconds)}), ` +
@@ -229,7 +227,9 @@ async function main(): Promise<void> {
     const baseCpu = median(rounds.map((r) => r.baseline.cpuSeconds)) / mb;
     const clusterCpus = rounds.map((r) => r.cluster.cpuSeconds);
     const clusterCpu = clusterCpus.every((c) => c !== null) ? median(clusterCpus as number[]) / mb : null;
-    const peakRssMb: Record<string, number | null> = { 'single process': Math.max(...rounds.map((r) => r.baseline.peakRssMb)) };
+    const peakRssMb: Record<string, number | null> = {
+      'single process': Math.max(...rounds.map((r) => r.baseline.peakRssMb)),
+    };
     for (const id of Object.keys(rounds[0]!.cluster.daemons)) {
       const peaks = rounds.map((r) => r.cluster.daemons[id]?.peakRssMb ?? null);
       peakRssMb[id] = peaks.every((p) => p !== null) ? Math.max(...(peaks as number[])) : null;
@@ -237,7 +237,17 @@ async function main(): Promise<void> {
     const b = rounds[0]!.baseline;
     results.push({
       name: choice.name,
-      input: { mb: Number(f2(mb)), bytes: corpus.bytes, files: corpus.files.length, lines: corpus.lines, words: b.words, distinctWords: b.distinct, vocabulary: choice.vocabulary, zipfExponent: 1.0, seed: opts.seed },
+      input: {
+        mb: Number(f2(mb)),
+        bytes: corpus.bytes,
+        files: corpus.files.length,
+        lines: corpus.lines,
+        words: b.words,
+        distinctWords: b.distinct,
+        vocabulary: choice.vocabulary,
+        zipfExponent: 1.0,
+        seed: opts.seed,
+      },
       rounds,
       medianRatio: median(rounds.map((r) => r.ratio)),
       baselineCpuSecondsPerMb: baseCpu,
@@ -255,11 +265,19 @@ async function main(): Promise<void> {
   if (opts.profile && corpora.length > 0) {
     rmSync(profileDir, { recursive: true, force: true });
     log(`profiling one more cluster run on the ${corpora[0]!.choice.name} corpus ...`);
-    await runCluster({ ...clusterOpts, inputDir: corpora[0]!.corpus.dir, outputDir: join(opts.workdir, 'out-cluster'), profileDir });
+    await runCluster({
+      ...clusterOpts,
+      inputDir: corpora[0]!.corpus.dir,
+      outputDir: join(opts.workdir, 'out-cluster'),
+      profileDir,
+    });
     profiles = readdirSync(profileDir)
       .filter((n) => n.endsWith('.cpuprofile') && !n.startsWith('local-'))
       .sort()
-      .map((n) => ({ file: n, summary: summarise(JSON.parse(readFileSync(join(profileDir, n), 'utf8')) as CpuProfile, 15) }));
+      .map((n) => ({
+        file: n,
+        summary: summarise(JSON.parse(readFileSync(join(profileDir, n), 'utf8')) as CpuProfile, 15),
+      }));
   }
 
   const large = results.find((r) => r.name === 'large');
@@ -269,10 +287,16 @@ async function main(): Promise<void> {
   const targetMet = large === undefined ? null : judge(wallMet && cpuMet && outputsIdentical, load);
   const doc = {
     benchmark: 'throughput',
-    description: 'wordcount: cluster (1 JobMaster, 2 TaskManagers x 1 slot, rebound submit to finished) vs one plain Node process (baseline.mjs), alternating rounds in one run',
+    description:
+      'wordcount: cluster (1 JobMaster, 2 TaskManagers x 1 slot, rebound submit to finished) vs one plain Node process (baseline.mjs), alternating rounds in one run',
     measuredAt: new Date().toISOString(),
     command: `npx tsx bench/throughput/run.ts ${process.argv.slice(2).join(' ')}`.trim(),
-    machine: { cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? 'unknown', totalMemMb: Math.round(totalmem() / MB), node: process.version },
+    machine: {
+      cpus: availableParallelism(),
+      cpuModel: cpus()[0]?.model ?? 'unknown',
+      totalMemMb: Math.round(totalmem() / MB),
+      node: process.version,
+    },
     load,
     settings: {
       rounds: opts.rounds,
@@ -280,7 +304,12 @@ async function main(): Promise<void> {
       jobConfig: opts.defines,
       daemonNodeOptions: opts.daemonNodeOptions ?? '',
     },
-    targets: { ratioAtLeast: TARGET_RATIO, cpuFactorAtMost: TARGET_CPU_FACTOR, judgedOn: 'large', maxLoad: load.maxLoadForTargets },
+    targets: {
+      ratioAtLeast: TARGET_RATIO,
+      cpuFactorAtMost: TARGET_CPU_FACTOR,
+      judgedOn: 'large',
+      maxLoad: load.maxLoadForTargets,
+    },
     // null: not judged (no large corpus, or the load average went above one per core).
     targetMet,
     outputsIdentical,
