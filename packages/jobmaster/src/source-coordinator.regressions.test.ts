@@ -78,6 +78,47 @@ describe('SourceCoordinator regressions', () => {
     expect(handedOut.sort()).toEqual(ALL);
   });
 
+  /*
+   * leader-kill with readers kept running (chaos seed 277). A reader took a split, and its request
+   * for the next one waited for a leader. The next leader's enumerator started its fair share
+   * counts at zero and gave the adopted reader a second split. When a later leader reset that
+   * reader (its partition was lost) both splits went back, but the enumerator counted them against
+   * the reader's share of one: the rerun read one split and was told there were no more, and the
+   * other stayed queued with every other reader finished. The job's words of that file were lost.
+   */
+  it('leader-kill: a reset reader that held more than its share after an adoption gets every split back', async () => {
+    const first = await coordinator(SPLITS);
+    const held = drain(first, 1, 0).slice(0, 1);
+    expect(held).toHaveLength(1);
+
+    const second = await coordinator(SPLITS);
+    const attempts = new Map(Array.from({ length: SPLITS }, (_, i) => [i, 0]));
+    await second.restore(undefined, new Map(), attempts);
+    second.adoptReader(1, 0, held);
+    const finished = new Map<number, SourceSplit[]>();
+    for (let s = 0; s < SPLITS; s++) {
+      drain(second, s, 0);
+      second.subtaskFinished(s, 0);
+      finished.set(s, increment(second, s));
+    }
+    expect(finished.get(1)).toHaveLength(2);
+    const snapshot = await second.checkpointCoordinator(-1);
+
+    const third = await coordinator(SPLITS);
+    await third.restore(snapshot, finished, attempts);
+    third.subtaskReset(1, 1);
+    expect(
+      drain(third, 1, 1)
+        .map((x) => x.id)
+        .sort(),
+    ).toEqual(
+      finished
+        .get(1)!
+        .map((x) => x.id)
+        .sort(),
+    );
+  });
+
   /** The same claim as the restore property in source-coordinator.test.ts, with resets and finishes after the restore. */
   it('jobmasters-pause: after a restore, any finishes and resets still hand out every unconsumed split exactly once', async () => {
     const op = fc.oneof(

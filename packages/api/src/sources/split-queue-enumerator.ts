@@ -53,7 +53,12 @@ export class SplitQueueEnumerator<Split extends SourceSplit> implements SplitEnu
   addSplitsBack(splits: Split[], subtask: number): void {
     // Front of the queue: returned work is the oldest outstanding work.
     this.queue.unshift(...splits);
-    this.assigned.set(subtask, Math.max(0, (this.assigned.get(subtask) ?? 0) - splits.length));
+    // Below zero when the reader held more than this enumerator gave it: one restored after a
+    // JobMaster failover counts from zero while readers kept running through it go on asking. The
+    // reset reader may then take every split it gave back; with the count floored at zero it got
+    // its share and was told there were no more, and the rest stayed queued with every other
+    // reader finished (chaos seed 277 lost a file's words that way).
+    this.assigned.set(subtask, (this.assigned.get(subtask) ?? 0) - splits.length);
   }
 
   addReader(_subtask: number): void {}
