@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duckdbQuery, sqlString } from '@rebound/api/testing/duckdb';
 import { writeTpchCsv } from '@rebound/example-support';
 import { LocalCluster, suiteFailed } from './harness.js';
-import { deploymentsAfter, finishedInLog, finishedOf, killLeader, readEventLog, waitForLog } from './recovery-util.js';
+import { finishedInLog, finishedOf, killLeader, readEventLog, waitForLog } from './recovery-util.js';
 import { makeTempDir, readSinkLines } from './util.js';
 
 const JOB = 'test/fixtures/distinct-topn.ts';
@@ -78,13 +78,14 @@ describe('distinct and topN survive two JobMaster failovers', () => {
     const atFirst = finishedInLog(await readEventLog(cluster, jobId));
     expect(finishedOf(atFirst, source.id).length).toBeLessThan(4);
     const restarted = cluster.startJobMaster({ id: first.id });
-    // The second leader redeploys what the first left unfinished; then it dies too, at once: the
-    // restarted JobMaster's start-up is not waited for first (on a loaded machine it took longer
-    // than the rest of the job, which then finished under the second leader).
+    // The second leader recovers the job (it adopts the source subtasks still running, and
+    // redeploys nothing until they finish); then it dies too, at once: the restarted JobMaster's
+    // start-up is not waited for first (on a loaded machine it took longer than the rest of the
+    // job, which then finished under the second leader).
     await cluster.waitFor(
-      async () => (deploymentsAfter(await cluster.taskEvents(), jobId, first.epoch).length > 0 ? true : undefined),
+      async () => ((await cluster.status(jobId)).recoveries.some((r) => r.epoch > first.epoch) ? true : undefined),
       60_000,
-      'the second leader to redeploy',
+      'the second leader to recover the job',
     );
     const second = await killLeader(cluster);
     await restarted;
