@@ -62,6 +62,8 @@ import {
   SourceCoordinator,
   TaskManagerRegistry,
   decideVertexParallelismAndInputs,
+  taskManagerHolder,
+  type PartitionWithMetrics,
   type RegisteredTaskManager,
 } from '@rebound/jobmaster';
 
@@ -218,13 +220,14 @@ async function writeFixture(opts: ReplayBenchOptions, baseDir: string): Promise<
       throw new Error(reason);
     },
   });
-  const recorder = new JobEventRecorder(
+  const recorder = new JobEventRecorder({
+    jobId: graph.job_id,
     events,
     coordinators,
-    config.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
-    simClock,
-    silentLogger(),
-  );
+    snapshotMinPauseMs: config.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
+    clock: simClock,
+    logger: silentLogger(),
+  });
   executionGraph.addListener(recorder);
 
   const source = executionGraph.vertex(SOURCE_VERTEX);
@@ -562,12 +565,19 @@ async function timeParts(
     if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev.location?.task_manager_id ?? '');
   }
   const rec = new PartitionReconciliation(needed);
+  const all: PartitionWithMetrics[] = [];
   for (const r of reported) {
-    rec.add(r.tm, r.partitions);
+    const holder = taskManagerHolder(r.tm);
+    const reports = r.partitions.map((partition) => ({ holder, partition }));
+    all.push(...reports);
+    rec.add(reports);
     rec.allNeededReported();
   }
   let matched = 0;
-  for (const r of rec.reported) if (recovered.has(r.key) && rec.has(r.key)) matched++;
+  for (const r of all) {
+    const key = partitionKey(r.partition.partition_id!);
+    if (recovered.has(key) && rec.has(key)) matched++;
+  }
   const reconcileBookkeepingMs = performance.now() - t;
   if (matched !== replayed.finished.size) throw new Error(`only ${matched} partitions matched`);
   const snapshots = records.filter(

@@ -164,6 +164,13 @@ describe('rebound status', () => {
     expect(text).toMatch(/Source: TextFiles -> FlatMap -> Map +4 +RUNNING +1\/4/);
   });
 
+  it('says in the header when a failover would restart the job from scratch', () => {
+    const reason = 'the no-snapshot shuffle master does not support batch snapshots';
+    const lines = renderJobStatus(status('RUNNING', [], { job_recovery_disabled: reason }), { nowMs: NOW });
+    expect(lines).toContain(`  recovery   off: ${reason}`);
+    expect(renderJobStatus(status('RUNNING', []), { nowMs: NOW }).join('\n')).not.toContain('recovery   off');
+  });
+
   it('says when a recovery fell back to a restart from scratch', () => {
     const r = recovery({
       epoch: 4,

@@ -55,6 +55,8 @@ export function jobStatusToJson(status: JobStatus__Output): JobStatusJson {
     leader_epoch: status.leader_epoch,
     recoveries: status.recoveries,
     notes: status.notes,
+    job_recovery_disabled: status.job_recovery_disabled,
+    shuffle_type: status.shuffle_type,
   };
   return camelize(ordered) as JobStatusJson;
 }
@@ -90,6 +92,8 @@ export function renderJobStatus(status: JobStatus__Output, opts: JobStatusRender
       status.submitted_at_ms > 0 ? `, took ${formatDurationMs(status.finished_at_ms - status.submitted_at_ms)}` : '';
     lines.push(`  ended      ${when(status.finished_at_ms, opts.nowMs)}${took}`);
   }
+  // What a JobMaster failover would cost this job: all of it.
+  if (status.job_recovery_disabled) lines.push(`  recovery   off: ${status.job_recovery_disabled}`);
   if (status.restarts > 0) lines.push(`  restarts   ${status.restarts} (task failures)`);
   if (status.failure) lines.push(`  failure    ${status.failure.split('\n')[0]}`);
   lines.push('');

@@ -357,6 +357,8 @@ describe('watch --json', () => {
       'leaderEpoch',
       'recoveries',
       'notes',
+      'jobRecoveryDisabled',
+      'shuffleType',
     ]);
     expect(json.vertices[0]?.tasks.finished).toBe(0);
   });

@@ -127,7 +127,9 @@ function describe(record: JobEventRecord): string {
         parts.push(`coordinator increments of ${e.coordinator_increments.map((s) => s.operator_id).join(', ')}`);
       }
       if (e.has_shuffle_master_snapshot)
-        parts.push(`shuffle-master snapshot (${formatBytes(e.shuffle_master_snapshot.length)})`);
+        parts.push(
+          `${e.shuffle_master_snapshot_incremental ? 'incremental' : 'full'} shuffle-master snapshot (${formatBytes(e.shuffle_master_snapshot.length)})`,
+        );
       return parts.join(', ');
     }
     case 'ExecutionVertexReset': {

@@ -59,6 +59,7 @@ const finishedFields = {
   finished_at_ms: int64,
   sink_temp_file: str,
   attempt_epoch: int64,
+  shuffle_master_snapshot_incremental: fc.boolean(),
 };
 const finished = fc.record(finishedFields, { requiredKeys: [] });
 

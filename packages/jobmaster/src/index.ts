@@ -22,7 +22,16 @@ export { JobMaster } from './job-master.js';
 export type { JobMasterContext, JobMasterLeaderContext, JobPersistence } from './job-master-context.js';
 export { JobEventRecorder } from './recovery/job-event-recorder.js';
 export { ReplayedJobState } from './recovery/job-event-replay.js';
-export { PartitionReconciliation, type ReportedPartition } from './recovery/partition-reconciliation.js';
+export { PartitionReconciliation } from './recovery/partition-reconciliation.js';
+export {
+  ShuffleMasterSnapshot,
+  type JobShuffleContext,
+  type PartitionHolder,
+  type PartitionWithMetrics,
+  type ShuffleMaster,
+  type ShuffleMasterSnapshotContext,
+} from './shuffle/shuffle-master.js';
+export { TaskManagerShuffleMaster, taskManagerHolder } from './shuffle/task-manager-shuffle-master.js';
 export { SourceCoordinator, type SourceCoordinatorSnapshot, type SplitAnswer } from './source-coordinator.js';
 export {
   TaskManagerRegistry,

@@ -3,6 +3,7 @@ import type { Clock, Configuration, Logger, RecoveryReport } from '@rebound/core
 import type { JobEventManager } from '@rebound/event-store';
 import type { CrashPoints } from './crash-points.js';
 import type { CommitManifest } from './sink-committer.js';
+import type { ShuffleMaster } from './shuffle/shuffle-master.js';
 import type { TaskExecutorGateway } from './task-executor-gateway.js';
 import type { TaskManagerRegistry } from './task-manager-registry.js';
 
@@ -15,6 +16,8 @@ export interface JobMasterLeaderContext {
   readonly registry: TaskManagerRegistry;
   /** How calls reach the TaskManagers; gRPC through `registry` unless a test stands in for them. */
   readonly gateway?: TaskExecutorGateway;
+  /** The leadership's ShuffleMaster; a TaskManagerShuffleMaster of this JobMaster's own if absent. */
+  readonly shuffleMaster?: ShuffleMaster;
   readonly logger: Logger;
   readonly clock: Clock;
   /** Test-only crash points of this process (undefined unless debug.crash.* is set). */
@@ -37,6 +40,8 @@ export interface JobMasterLeaderContext {
 export interface JobPersistence<Job> {
   /** The job's event log, when batch job recovery is enabled for it. */
   readonly events?: JobEventManager;
+  /** Why there is no event log: what a failover of this job costs, in the job's status. */
+  readonly jobRecoveryDisabled?: string;
   /** Recovery reports of earlier failovers, kept with the job. */
   readonly recoveries: RecoveryReport[];
   saveRecoveries(jobId: string, reports: readonly RecoveryReport[]): Promise<void>;

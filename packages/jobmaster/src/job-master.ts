@@ -38,6 +38,8 @@ import { DummyBatchJobRecoveryHandler } from './recovery/dummy-batch-job-recover
 import { FixedDelayRestartBackoffTimeStrategy } from './restart-strategy.js';
 import { checkCollectLimits } from './collect-result.js';
 import { applyCommit, commitManifestOf } from './sink-committer.js';
+import type { ShuffleMaster } from './shuffle/shuffle-master.js';
+import { TaskManagerShuffleMaster } from './shuffle/task-manager-shuffle-master.js';
 import { RpcTaskExecutorGateway } from './task-executor-gateway.js';
 import type { RegisteredTaskManager } from './task-manager-registry.js';
 
@@ -79,6 +81,7 @@ export class JobMaster {
   private readonly scheduler: AdaptiveBatchScheduler;
   private readonly failover: Failover;
   private readonly recovery: BatchJobRecoveryHandler;
+  private readonly shuffleMaster: ShuffleMaster;
   private terminalReported = false;
   /** Every task finished and the sinks are being committed: the job can no longer fail or be canceled. */
   private committing = false;
@@ -99,6 +102,8 @@ export class JobMaster {
     this.restartStrategy = FixedDelayRestartBackoffTimeStrategy.fromConfig(this.jobConfig);
     const { epoch, registry, clock, crashPoints } = ctx;
     const gateway = ctx.gateway ?? new RpcTaskExecutorGateway(registry);
+    const shuffleMaster = ctx.shuffleMaster ?? new TaskManagerShuffleMaster({ epoch, gateway });
+    this.shuffleMaster = shuffleMaster;
     const { coordinators, jobConfig, logger, restartStrategy } = this;
     this.scheduler = new AdaptiveBatchScheduler({
       job: this,
@@ -137,6 +142,7 @@ export class JobMaster {
           epoch,
           registry,
           gateway,
+          shuffleMaster,
           clock,
           logger,
           crashPoints,
@@ -147,6 +153,10 @@ export class JobMaster {
           saveRecoveries: (jobId, reports) => ctx.saveRecoveries(jobId, reports),
         })
       : new DummyBatchJobRecoveryHandler({ job: this, epoch, gateway, logger });
+    shuffleMaster.registerJob({
+      jobId: jobGraph.job_id,
+      partitionsReported: (reports) => this.recovery.onPartitionsReported(reports),
+    });
   }
 
   get jobId(): string {
@@ -399,6 +409,7 @@ export class JobMaster {
 
   private async reportTerminal(): Promise<void> {
     this.scheduler.close();
+    this.shuffleMaster.unregisterJob(this.jobId);
     await this.coordinators.close();
     // Globally terminal: nothing will ever be recovered, so the log goes.
     await this.recovery
@@ -413,6 +424,7 @@ export class JobMaster {
   /** Stops without touching the cluster: leadership was lost, the next leader takes over. */
   async suspend(): Promise<void> {
     this.scheduler.close();
+    this.shuffleMaster.unregisterJob(this.jobId);
     this.state = this.isTerminal() ? this.state : 'CREATED';
     await this.coordinators.close();
     await this.recovery.stop(false).catch(() => undefined);
@@ -431,6 +443,8 @@ export class JobMaster {
       leaderEpoch: this.ctx.epoch,
       recoveries: this.ctx.recoveries,
       notes: this.notes,
+      jobRecoveryDisabled: this.ctx.events ? '' : (this.ctx.jobRecoveryDisabled ?? 'no job event log'),
+      shuffleType: this.shuffleMaster.type,
       maxParallelism: this.jobConfig.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism'),
     });
   }

@@ -1,12 +1,23 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Configuration, newJobId, silentLogger, systemClock, type JobGraph__Output, type Logger } from '@rebound/core';
+import {
+  Configuration,
+  createLogger,
+  newJobId,
+  silentLogger,
+  systemClock,
+  type JobGraph__Output,
+  type Logger,
+} from '@rebound/core';
+import { buildJob, bundleJobModule, loadJobModule } from '@rebound/api';
+import { jobEventsDir } from '@rebound/event-store';
 import { FileHaServices, type JobGraphStore } from '@rebound/ha';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { JobModuleProbe } from './job-module-probe.js';
 import { JobRecordName, JobRecords } from './job-records.js';
 import { JobRunner } from './job-runner.js';
+import { TaskManagerShuffleMaster } from './shuffle/task-manager-shuffle-master.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
 import { FakeTaskExecutorGateway } from './testing/in-process-leaders.js';
 
@@ -104,5 +115,64 @@ describe('JobRunner takeover', () => {
       /3 JobMaster\(s\) in a row died while loading it/,
     );
     expect(await store.getTerminalStatus(jobId)).toMatchObject({ state: 'FAILED' });
+  });
+});
+
+/** A shuffle whose state a later leader could not rebuild (Flink's default for a ShuffleMaster). */
+class NoSnapshotShuffleMaster extends TaskManagerShuffleMaster {
+  override readonly type = 'no-snapshot';
+  override supportsBatchSnapshot(): boolean {
+    return false;
+  }
+}
+
+describe('JobRunner and the ShuffleMaster', () => {
+  it('disables batch job recovery, in the log and the status, when the shuffle master cannot snapshot', async () => {
+    const entry = join(import.meta.dirname, '../../../examples/wordcount.ts');
+    const args = ['--input', haDir, '--output', join(haDir, 'out')];
+    const built = await buildJob(await loadJobModule(entry), args);
+    const jobId = newJobId();
+    const graph = {
+      ...built.graph,
+      job_id: jobId,
+      job_args: args,
+      config: { 'execution.batch.job-recovery.enabled': 'true' },
+    } as JobGraph__Output;
+    await store.putJob(graph, (await bundleJobModule(entry)).code);
+    const logFile = join(haDir, 'jobmaster.log');
+    const ha = new FileHaServices(haDir, haDir, Configuration.of({}));
+    const withoutSnapshots = new JobRunner({
+      epoch: 2,
+      jobmasterId: 'jm-2',
+      address: '127.0.0.1:1',
+      ha,
+      store,
+      records: new JobRecords(store),
+      registry,
+      gateway: new FakeTaskExecutorGateway(),
+      shuffleMaster: new NoSnapshotShuffleMaster({ epoch: 2, gateway: new FakeTaskExecutorGateway() }),
+      config: Configuration.of({}),
+      logger: createLogger('jobmaster', { file: logFile }),
+      clock: systemClock,
+      probe: { check: () => Promise.resolve() } as unknown as JobModuleProbe,
+      electedAtMs: 0,
+    });
+    try {
+      await withoutSnapshots.start((await store.getJob(jobId)).graph, false);
+      const reason = 'the no-snapshot shuffle master does not support batch snapshots';
+      expect(withoutSnapshots.get(jobId)!.status()).toMatchObject({
+        job_recovery_disabled: reason,
+        shuffle_type: 'no-snapshot',
+      });
+      const warnings = (await readFile(logFile, 'utf8'))
+        .split('\n')
+        .filter((l) => l.includes('batch job recovery is disabled for this job'));
+      expect(warnings).toHaveLength(1);
+      expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, jobId, shuffleType: 'no-snapshot' });
+      // No event log: a failover restarts this job from scratch.
+      await expect(readdir(jobEventsDir(haDir, jobId))).rejects.toThrow(/ENOENT/);
+    } finally {
+      await withoutSnapshots.close();
+    }
   });
 });

@@ -9,6 +9,8 @@ import { JobMaster } from './job-master.js';
 import type { JobRecords } from './job-records.js';
 import { applyCommit, sinkDirectoriesOf } from './sink-committer.js';
 import type { TaskManagerDirectory } from './recovery/task-manager-directory.js';
+import type { ShuffleMaster } from './shuffle/shuffle-master.js';
+import { TaskManagerShuffleMaster } from './shuffle/task-manager-shuffle-master.js';
 import type { TaskExecutorGateway } from './task-executor-gateway.js';
 import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-registry.js';
 
@@ -35,6 +37,8 @@ export interface JobRunnerOptions {
   /** When the previous leader last renewed its lease (if this leadership took over an expired one). */
   readonly previousLeaderLastHeardMs?: number;
   readonly taskManagerDirectory?: TaskManagerDirectory;
+  /** Where the jobs' partitions are kept; the TaskManagers that produce them by default. */
+  readonly shuffleMaster?: ShuffleMaster;
 }
 
 /**
@@ -45,8 +49,12 @@ export interface JobRunnerOptions {
 export class JobRunner {
   private readonly jobs = new Map<string, JobMaster>();
   private closed = false;
+  private readonly shuffleMaster: ShuffleMaster;
 
-  constructor(private readonly opts: JobRunnerOptions) {}
+  constructor(private readonly opts: JobRunnerOptions) {
+    this.shuffleMaster =
+      opts.shuffleMaster ?? new TaskManagerShuffleMaster({ epoch: opts.epoch, gateway: opts.gateway });
+  }
 
   get(jobId: string): JobMaster | undefined {
     return this.jobs.get(jobId);
@@ -173,8 +181,9 @@ export class JobRunner {
     // killed later, while it reconciles, says nothing about the job's code.
     await o.records.saveLoadAttempts(jobId, 0, o.epoch);
     const jobConfig = o.config.with(graph.config);
-    const recoveryEnabled = jobConfig.getBoolean('execution.batch.job-recovery.enabled');
     const logger = o.logger.child({ jobId });
+    const jobRecoveryDisabled = this.jobRecoveryDisabled(jobConfig, logger);
+    const recoveryEnabled = jobRecoveryDisabled === '';
     const events = recoveryEnabled
       ? new JobEventManager(
           new FileSystemJobEventStore({
@@ -205,9 +214,11 @@ export class JobRunner {
       config: o.config,
       registry: o.registry,
       gateway: o.gateway,
+      shuffleMaster: this.shuffleMaster,
       logger: o.logger,
       clock: o.clock,
       events,
+      jobRecoveryDisabled,
       crashPoints: o.crashPoints,
       electedAtMs: o.electedAtMs,
       previousLeaderLastHeardMs: o.previousLeaderLastHeardMs,
@@ -228,11 +239,27 @@ export class JobRunner {
     }
     if (takeover) {
       logger.info({ name: graph.name, recoveryEnabled }, 'taking over an unfinished job');
-      if (!recoveryEnabled)
-        job.notes.push('JobMaster failover: restarted from scratch (execution.batch.job-recovery.enabled is false)');
+      if (!recoveryEnabled) job.notes.push(`JobMaster failover: restarted from scratch (${jobRecoveryDisabled})`);
     }
     this.jobs.set(jobId, job);
     await job.start(takeover);
+  }
+
+  /**
+   * Why batch job recovery is off for a job, or '' when it is on. FLIP-383: a ShuffleMaster that
+   * cannot snapshot its state could not say, after a failover, where finished work is kept; the
+   * job then runs without recovery, and says so (log and status) since the user asked for it.
+   */
+  private jobRecoveryDisabled(jobConfig: Configuration, logger: Logger): string {
+    if (!jobConfig.getBoolean('execution.batch.job-recovery.enabled'))
+      return 'execution.batch.job-recovery.enabled is false';
+    if (this.shuffleMaster.supportsBatchSnapshot()) return '';
+    const reason = `the ${this.shuffleMaster.type} shuffle master does not support batch snapshots`;
+    logger.warn(
+      { shuffleType: this.shuffleMaster.type },
+      `batch job recovery is disabled for this job: ${reason}; a JobMaster failover restarts it from scratch`,
+    );
+    return reason;
   }
 
   /** Stores the job's final status and failures, marks it terminal, and lets the TaskManagers go. */

@@ -14,6 +14,9 @@ export interface JobStatusSource {
   readonly leaderEpoch: number;
   readonly recoveries: RecoveryReport[];
   readonly notes: string[];
+  /** Why batch job recovery is off for the job; '' when it is on. */
+  readonly jobRecoveryDisabled: string;
+  readonly shuffleType: string;
   /** `execution.batch.adaptive.auto-parallelism.max-parallelism` of the job. */
   readonly maxParallelism: number;
 }

@@ -16,6 +16,8 @@ export function buildJobStatus(job: JobStatusSource): JobStatus {
     leader_epoch: job.leaderEpoch,
     recoveries: job.recoveries,
     notes: job.notes,
+    job_recovery_disabled: job.jobRecoveryDisabled,
+    shuffle_type: job.shuffleType,
   };
 }
 

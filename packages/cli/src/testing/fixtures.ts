@@ -45,6 +45,8 @@ export function status(
     leader_epoch: 2,
     recoveries: [],
     notes: [],
+    job_recovery_disabled: '',
+    shuffle_type: 'taskmanager',
     ...extra,
   };
 }

@@ -3,6 +3,7 @@ import type { JobEventManager } from '@rebound/event-store';
 import type { ExecutionGraph } from '../execution-graph.js';
 import type { JobMasterLeaderContext, JobPersistence } from '../job-master-context.js';
 import type { OperatorCoordinators } from '../operator-coordinators.js';
+import type { ShuffleMaster } from '../shuffle/shuffle-master.js';
 import type { TaskExecutorGateway } from '../task-executor-gateway.js';
 
 /** The job as recovery sees it: the graph to rebuild, and a way to start over. */
@@ -40,5 +41,7 @@ export interface BatchJobRecoveryContext
   readonly jobConfig: Configuration;
   readonly coordinators: OperatorCoordinators;
   readonly gateway: TaskExecutorGateway;
+  /** Where the job's partitions are kept; snapshotted with finished events, restored on replay. */
+  readonly shuffleMaster: ShuffleMaster;
   readonly logger: Logger;
 }

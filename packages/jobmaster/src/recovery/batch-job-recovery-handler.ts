@@ -1,3 +1,4 @@
+import type { PartitionWithMetrics } from '../shuffle/shuffle-master.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
 
 /**
@@ -17,6 +18,8 @@ export interface BatchJobRecoveryHandler {
    * was lost. Returns false when it fell back to a restart from scratch.
    */
   startRecovering(): Promise<boolean>;
+  /** The ShuffleMaster learned where partitions of the job are kept (during a reconciliation). */
+  onPartitionsReported(reports: readonly PartitionWithMetrics[]): void;
   /** A TaskManager registered with this leader, holding retained partitions of `retainedJobs`. */
   onTaskManagerRegistered(tm: RegisteredTaskManager, retainedJobs: readonly string[]): void;
   /** The job runs: a TaskManager that registers from now on loses what it kept of this job. */

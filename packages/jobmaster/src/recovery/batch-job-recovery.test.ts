@@ -5,6 +5,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { decodeMessage, encodeMessage } from '@rebound/core';
 import type { JobGraph__Output } from '@rebound/core';
 import { buildJob, defineJob, type OperatorCoordinator, type OperatorCoordinatorProvider } from '@rebound/api';
+import { ShuffleMasterSnapshot, type ShuffleMasterSnapshotContext } from '../shuffle/shuffle-master.js';
+import { TaskManagerShuffleMaster } from '../shuffle/task-manager-shuffle-master.js';
+import type { TaskExecutorGateway } from '../task-executor-gateway.js';
 import { until } from '../testing/fake-task-manager.js';
 import {
   InProcessLeaders,
@@ -62,6 +65,31 @@ async function graphOf(def: ReturnType<typeof defineJob>, config: Record<string,
     }),
   );
   return { graph, operators: built.operators };
+}
+
+/** The TaskManager shuffle, with snapshots of its own: what was taken, and what came back. */
+class RecordingShuffleMaster extends TaskManagerShuffleMaster {
+  readonly taken: ShuffleMasterSnapshotContext[] = [];
+  readonly restored: string[][] = [];
+  private recoveryStarted = false;
+  recoveryStartedBeforeRestore = false;
+
+  override snapshotState(context: ShuffleMasterSnapshotContext): ShuffleMasterSnapshot {
+    this.taken.push(context);
+    return new ShuffleMasterSnapshot(Buffer.from(`s${this.taken.length}`), !context.vertexFinished);
+  }
+
+  override restoreState(_jobId: string, snapshots: readonly ShuffleMasterSnapshot[]): void {
+    this.recoveryStartedBeforeRestore = this.recoveryStarted;
+    this.restored.push(
+      snapshots.map((s) => `${s.isIncremental() ? 'incremental' : 'full'} ${Buffer.from(s.state).toString()}`),
+    );
+  }
+
+  override notifyPartitionRecoveryStarted(jobId: string): void {
+    this.recoveryStarted = true;
+    super.notifyPartitionRecoveryStarted(jobId);
+  }
 }
 
 describe('batch job recovery in one process', () => {
@@ -230,6 +258,41 @@ describe('batch job recovery in one process', () => {
       'part 2 of epoch 2',
       'part 3 of epoch 2',
     ]);
+  });
+
+  /* FLIP-383's ShuffleMaster snapshots: taken with finished events, restored before reconciling. */
+  it('records shuffle master snapshots with finished events and restores the newest full one with the increments after it', async () => {
+    const { graph, operators } = await graphOf(seqSum());
+    leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
+    const masters: RecordingShuffleMaster[] = [];
+    const shuffleMaster = (gateway: TaskExecutorGateway, epoch: number) => {
+      const m = new RecordingShuffleMaster({ gateway, epoch });
+      masters.push(m);
+      return m;
+    };
+    // Every finished event is due a snapshot: increments, and a full one when a vertex finishes.
+    const EVERY = { ...SMALL_TASKS, 'execution.batch.job-recovery.snapshot.min-pause': '0 ms' };
+    const l1 = await leaders.elect({ config: EVERY, shuffleMaster });
+    const sources = await runSources(l1);
+    const SINK = graph.vertices[1]!.id;
+    await until(() => l1.gateway.of(SINK).length === 4, 'the sink stage to run');
+    await finishSink(
+      l1,
+      l1.gateway.of(SINK).find((d) => d.tdd.execution!.subtask === 0)!,
+    );
+    expect(masters[0]!.taken.map((c) => c.vertexFinished)).toEqual([false, false, false, true, false]);
+    await leaders.kill(l1);
+
+    const l2 = await leaders.elect({
+      config: { ...EVERY, ...RECONCILE },
+      shuffleMaster,
+      retained: new Map([['tm-1', sources.map((d) => retainedPartitionOf(d))]]),
+    });
+    // s4 is the full snapshot the last source's finish took; s1-s3 came before it.
+    expect(masters[1]!.restored).toEqual([['full s4', 'incremental s5']]);
+    expect(masters[1]!.recoveryStartedBeforeRestore).toBe(true);
+    expect(l2.recoveries.at(-1)).toMatchObject({ partitions_reused: 4, partitions_missing: 0 });
+    expect(l2.job.status()).toMatchObject({ shuffle_type: 'taskmanager', job_recovery_disabled: '' });
   });
 
   /* Flink's testRecoverDecidedParallelismFromTheSameJobGraphInstance. */

@@ -1,5 +1,6 @@
 import { ErrorCode, ReboundError, errorMessage, partitionKey } from '@rebound/core';
 import type { HeldTask__Output, RecoveryReport, ResultPartitionId } from '@rebound/core';
+import type { PartitionHolder, PartitionWithMetrics } from '../shuffle/shuffle-master.js';
 import type { SourceSplit } from '@rebound/api';
 import { describeReplayCut } from '@rebound/event-store';
 import type { ExecutionVertex } from '../execution-graph.js';
@@ -37,14 +38,16 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
 
   constructor(private readonly ctx: BatchJobRecoveryContext) {
     this.keepRunning = ctx.jobConfig.getBoolean('execution.batch.job-recovery.keep-running-tasks');
-    this.recorder = new JobEventRecorder(
-      ctx.events,
-      ctx.coordinators,
-      ctx.jobConfig.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
-      ctx.clock,
-      ctx.logger,
-      ctx.crashPoints,
-    );
+    this.recorder = new JobEventRecorder({
+      jobId: ctx.job.jobId,
+      events: ctx.events,
+      coordinators: ctx.coordinators,
+      shuffleMaster: ctx.shuffleMaster,
+      snapshotMinPauseMs: ctx.jobConfig.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
+      clock: ctx.clock,
+      logger: ctx.logger,
+      crashPoints: ctx.crashPoints,
+    });
   }
 
   async initialize(takeover: boolean): Promise<boolean> {
@@ -79,6 +82,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       restarted_from_scratch: false,
     };
     this.ctx.logger.info('job enters RECONCILING: replaying its events');
+    this.ctx.shuffleMaster.notifyPartitionRecoveryStarted(this.ctx.job.jobId);
     const replayed = new ReplayedJobState(this.ctx.job.jobGraph);
     const result = await events.replay((record) => replayed.apply(record));
     report.replay_ms = result.durationMs;
@@ -234,6 +238,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       }
     }
     report.executions_reset = reset + dropped;
+    this.ctx.shuffleMaster.restoreState(this.ctx.job.jobId, replayed.shuffleSnapshots);
   }
 
   /**
@@ -257,10 +262,11 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   }
 
   /**
-   * Asks the TaskManagers for the partitions they kept, during at most
+   * Asks the TaskManagers for the partitions and tasks they kept, during at most
    * `execution.batch.job-recovery.previous-worker.recovery.timeout` (ended early when every
-   * needed partition is back). Keeps what matches a recovered execution, releases the rest, and
-   * resets the producers of needed partitions that did not come back.
+   * needed partition is back). The partitions reach the ShuffleMaster, which knows where each is
+   * kept; what it then has of the job that matches a recovered execution is kept, the rest
+   * released, and the producers of needed partitions that did not come back are reset.
    */
   private async reconcilePartitions(report: RecoveryReport): Promise<void> {
     const graph = this.ctx.job.graph;
@@ -328,50 +334,52 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       }
     }
 
+    const shuffleMaster = this.ctx.shuffleMaster;
+    const jobId = this.ctx.job.jobId;
+    const reports = await shuffleMaster.getAllPartitionWithMetrics(jobId);
+    let reused = 0;
     let reusedBytes = 0;
     let releasedBytes = 0;
-    const release = new Map<string, { tm: RegisteredTaskManager; ids: ResultPartitionId[] }>();
-    for (const r of rec.reported) {
-      const recoveredEv = recovered.get(r.key);
-      // Only the copy on the TaskManager the finished event names is that execution's output.
-      const ev = recoveredEv?.location?.task_manager_id === r.tm.id ? recoveredEv : undefined;
+    const release = new Map<string, { holder: PartitionHolder; ids: ResultPartitionId[] }>();
+    for (const r of reports) {
+      const key = partitionKey(r.partition.partition_id!);
+      const recoveredEv = recovered.get(key);
+      // Only the copy on the holder the finished event names is that execution's output.
+      const ev = recoveredEv?.location?.task_manager_id === r.holder.id ? recoveredEv : undefined;
       const bytes = r.partition.total_bytes;
-      if (ev && needed.has(r.key)) {
-        ev.location = { task_manager_id: r.tm.id, address: r.tm.address };
+      if (ev && needed.has(key)) {
+        ev.location = { task_manager_id: r.holder.id, address: r.holder.address };
         reusedBytes += bytes;
-        rec.reused++;
+        reused++;
       } else if (ev) {
         // Kept as a finished execution's output, though no consumer needs it any more.
-        ev.location = { task_manager_id: r.tm.id, address: r.tm.address };
+        ev.location = { task_manager_id: r.holder.id, address: r.holder.address };
       } else {
         releasedBytes += bytes;
-        const entry = release.get(r.tm.id) ?? { tm: r.tm, ids: [] };
+        const entry = release.get(r.holder.id) ?? { holder: r.holder, ids: [] };
         entry.ids.push(r.partition.partition_id!);
-        release.set(r.tm.id, entry);
+        release.set(r.holder.id, entry);
       }
     }
     await Promise.all(
-      [...release.values()].map(({ tm, ids }) =>
-        this.ctx.gateway
-          .releasePartitions(tm, { epoch: this.ctx.epoch, partitions: ids })
+      [...release.values()].map(({ holder, ids }) =>
+        shuffleMaster
+          .releasePartitions(jobId, holder, ids)
           .catch((err: unknown) =>
-            this.ctx.logger.warn(
-              { taskManagerId: tm.id, err: errorMessage(err) },
-              'releasing unneeded partitions failed',
-            ),
+            this.ctx.logger.warn({ holder: holder.id, err: errorMessage(err) }, 'releasing unneeded partitions failed'),
           ),
       ),
     );
     const missing = [...needed]
       .filter(([key, ev]) => !rec.reportedBy(key, ev.location?.task_manager_id ?? ''))
       .map(([, ev]) => ev);
-    report.partitions_reused = rec.reused;
+    report.partitions_reused = reused;
     report.partition_bytes_reused = reusedBytes;
     report.partitions_released = [...release.values()].reduce((n, e) => n + e.ids.length, 0);
     report.partition_bytes_released = releasedBytes;
     report.partitions_missing = missing.length;
     this.ctx.logger.info(
-      { needed: needed.size, reused: rec.reused, released: report.partitions_released, missing: missing.length },
+      { needed: needed.size, reused, released: report.partitions_released, missing: missing.length },
       'partitions reconciled',
     );
     if (missing.length > 0) {
@@ -443,7 +451,8 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
         if (this.reconciliation === rec) {
           adoption?.add(tm, res.tasks);
           settlement?.answered(tm.id);
-          rec.add(tm, res.partitions);
+          // Back through onPartitionsReported, which tells `rec`.
+          this.ctx.shuffleMaster.taskManagerReported(this.ctx.job.jobId, tm, res.partitions);
           return;
         }
         // The answer came after the window closed: nothing will use these partitions, and the
@@ -460,6 +469,10 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
         }
       },
     );
+  }
+
+  onPartitionsReported(reports: readonly PartitionWithMetrics[]): void {
+    this.reconciliation?.add(reports);
   }
 
   onTaskManagerRegistered(tm: RegisteredTaskManager, retainedJobs: readonly string[]): void {

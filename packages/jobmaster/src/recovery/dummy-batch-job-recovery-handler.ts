@@ -19,6 +19,8 @@ export class DummyBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     return false;
   }
 
+  onPartitionsReported(): void {}
+
   onTaskManagerRegistered(tm: RegisteredTaskManager, retainedJobs: readonly string[]): void {
     if (this.running && retainedJobs.includes(this.scope.job.jobId)) releaseRetainedOfLateTaskManager(this.scope, tm);
   }

@@ -4,6 +4,21 @@ import type { JobEvent, JobEventManager } from '@rebound/event-store';
 import type { CrashPoints } from '../crash-points.js';
 import type { ExecutionGraphListener, ExecutionJobVertex, ExecutionVertex } from '../execution-graph.js';
 import type { OperatorCoordinators } from '../operator-coordinators.js';
+import type { ShuffleMaster } from '../shuffle/shuffle-master.js';
+
+/** What the recorder writes to and takes its snapshots from. */
+export interface JobEventRecorderOptions {
+  readonly jobId: string;
+  readonly events: JobEventManager;
+  readonly coordinators: OperatorCoordinators;
+  /** Absent: no shuffle snapshots (a stateless shuffle has none). */
+  readonly shuffleMaster?: ShuffleMaster;
+  /** execution.batch.job-recovery.snapshot.min-pause */
+  readonly snapshotMinPauseMs: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly crashPoints?: CrashPoints;
+}
 
 /**
  * Writes every recovery-relevant change of the ExecutionGraph to the JobEventStore
@@ -14,20 +29,28 @@ import type { OperatorCoordinators } from '../operator-coordinators.js';
  * `execution.batch.job-recovery.snapshot.min-pause` has passed since the last one. User
  * coordinators have no increments: their snapshots are timed per operator, and a new leader
  * reruns the subtasks that finished after the newest one (as Flink drops finished events that
- * no snapshot follows).
+ * no snapshot follows). The ShuffleMaster's snapshot follows the same rule as the full coordinator
+ * snapshots, with its own clock; the ShuffleMaster decides whether it is full or incremental.
  */
 export class JobEventRecorder implements ExecutionGraphListener {
   private lastSnapshotAtMs = -Infinity;
+  private lastShuffleSnapshotAtMs = -Infinity;
   private readonly lastUserSnapshotAtMs = new Map<string, number>();
+  private readonly events: JobEventManager;
+  private readonly coordinators: OperatorCoordinators;
+  private readonly snapshotMinPauseMs: number;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly crashPoints?: CrashPoints;
 
-  constructor(
-    private readonly events: JobEventManager,
-    private readonly coordinators: OperatorCoordinators,
-    private readonly snapshotMinPauseMs: number,
-    private readonly clock: Clock,
-    private readonly logger: Logger,
-    private readonly crashPoints?: CrashPoints,
-  ) {}
+  constructor(private readonly opts: JobEventRecorderOptions) {
+    this.events = opts.events;
+    this.coordinators = opts.coordinators;
+    this.snapshotMinPauseMs = opts.snapshotMinPauseMs;
+    this.clock = opts.clock;
+    this.logger = opts.logger;
+    this.crashPoints = opts.crashPoints;
+  }
 
   /** False once the store stopped for good (write failure or fenced); the job keeps running. */
   enabled = true;
@@ -96,6 +119,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
         this.logger.warn({ operatorId: h.operatorId, err: errorMessage(err) }, 'coordinator snapshot failed');
       }
     }
+    const shuffle = this.shuffleSnapshot(vertexFinished);
     this.write('ExecutionVertexFinished', () =>
       this.events.writeEvent(
         {
@@ -110,7 +134,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
             partitions: ejv.consumers.length > 0 ? [ev.partitionId()] : [],
             coordinator_snapshots: snapshots,
             coordinator_increments: increments,
-            has_shuffle_master_snapshot: false,
+            ...shuffle,
             finished_at_ms: ev.finishedAtMs,
             sink_temp_file: ev.sinkTempFile,
           },
@@ -119,6 +143,34 @@ export class JobEventRecorder implements ExecutionGraphListener {
         vertexFinished,
       ),
     );
+  }
+
+  /** The ShuffleMaster's snapshot fields of a finished event; none when it is due or empty. */
+  private shuffleSnapshot(vertexFinished: boolean): {
+    has_shuffle_master_snapshot: boolean;
+    shuffle_master_snapshot?: Uint8Array;
+    shuffle_master_snapshot_incremental?: boolean;
+  } {
+    const shuffleMaster = this.opts.shuffleMaster;
+    const now = this.clock.now();
+    if (!shuffleMaster?.supportsBatchSnapshot()) return { has_shuffle_master_snapshot: false };
+    if (!vertexFinished && now - this.lastShuffleSnapshotAtMs < this.snapshotMinPauseMs)
+      return { has_shuffle_master_snapshot: false };
+    try {
+      const snapshot = shuffleMaster.snapshotState({ jobId: this.opts.jobId, vertexFinished });
+      this.lastShuffleSnapshotAtMs = now;
+      if (!snapshot || snapshot.isEmpty()) return { has_shuffle_master_snapshot: false };
+      return {
+        has_shuffle_master_snapshot: true,
+        shuffle_master_snapshot: snapshot.state,
+        shuffle_master_snapshot_incremental: snapshot.isIncremental(),
+      };
+    } catch (err) {
+      // The next snapshot is taken with the next finished event; until then a new leader knows
+      // less of where partitions are kept, and asks the holders.
+      this.logger.warn({ err: errorMessage(err) }, 'shuffle master snapshot failed');
+      return { has_shuffle_master_snapshot: false };
+    }
   }
 
   onExecutionsReset(evs: readonly ExecutionVertex[]): void {

@@ -5,11 +5,13 @@ import type {
   JobGraph__Output,
 } from '@rebound/core';
 import type { JobEventRecord } from '@rebound/event-store';
+import { ShuffleMasterSnapshot } from '../shuffle/shuffle-master.js';
 
 /**
  * What the events of earlier JobMaster attempts say about a job (Flink's
  * DefaultBatchJobRecoveryHandler replay state): decided vertices, the finished executions that
- * were not reset afterwards, the newest full coordinator snapshots.
+ * were not reset afterwards, the newest full coordinator snapshots, and the ShuffleMaster's
+ * snapshots from its newest full one on.
  */
 export class ReplayedJobState {
   readonly initialized = new Map<string, ExecutionJobVertexInitializedEvent__Output>();
@@ -19,6 +21,8 @@ export class ReplayedJobState {
   readonly maxAttempt = new Map<string, number>();
   /** Newest full snapshot per coordinator (operator id). */
   readonly snapshots = new Map<string, Uint8Array>();
+  /** The newest full ShuffleMaster snapshot and the increments after it, oldest first. */
+  readonly shuffleSnapshots: ShuffleMasterSnapshot[] = [];
   /** Finished executions `dropFinishedAfterSnapshot` forgot: they must be recorded as reset. */
   readonly dropped: ExecutionVertexFinishedEvent__Output[] = [];
   /** Number of the event that finished each kept execution, and that carried each newest snapshot. */
@@ -71,6 +75,11 @@ export class ReplayedJobState {
         for (const s of e.coordinator_snapshots) {
           this.snapshots.set(s.operator_id, s.state);
           this.snapshotSeq.set(s.operator_id, this.events);
+        }
+        if (e.has_shuffle_master_snapshot) {
+          const incremental = e.shuffle_master_snapshot_incremental;
+          if (!incremental) this.shuffleSnapshots.length = 0;
+          this.shuffleSnapshots.push(new ShuffleMasterSnapshot(e.shuffle_master_snapshot, incremental));
         }
         return;
       }

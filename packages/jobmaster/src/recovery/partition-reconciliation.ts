@@ -1,31 +1,24 @@
 import { partitionKey } from '@rebound/core';
-import type { PartitionWithMetrics__Output } from '@rebound/core';
-import type { RegisteredTaskManager } from '../task-manager-registry.js';
-
-export interface ReportedPartition {
-  readonly key: string;
-  readonly tm: RegisteredTaskManager;
-  readonly partition: PartitionWithMetrics__Output;
-}
+import type { PartitionWithMetrics } from '../shuffle/shuffle-master.js';
 
 /**
- * Collects the partitions TaskManagers kept for a job while a new leader reconciles, and tells
- * when every needed one is back.
+ * Follows the partitions that holders (through the ShuffleMaster) report of a job while a new
+ * leader reconciles, and tells when every needed one is back.
  *
- * A partition counts only when the TaskManager that the finished event names as its producer
- * reports it; a copy reported by any other TaskManager is released, not read. Partition ids carry
+ * A partition counts only when the holder that the finished event names reports it; a copy
+ * reported by any other holder is released, not read. Partition ids carry
  * the deploying leader's epoch, so a rerun after a torn tail no longer repeats an id (chaos seed
  * 2157 found that before they did); this check is the second line of defence.
  */
 export class PartitionReconciliation {
-  /** Every report, also of the same partition id from several TaskManagers. */
-  readonly reported: ReportedPartition[] = [];
+  /** Keys of the partitions each holder reported. */
+  private readonly reported = new Map<string, Set<string>>();
   private readonly found = new Set<string>();
-  reused = 0;
   private wake: (() => void) | undefined;
 
   /**
-   * `needed`: partition key → id of the TaskManager that produced it. `awaitedTasks`: executions
+   * `needed`: partition key → id of the holder the finished event names (its producer's
+   * TaskManager). `awaitedTasks`: executions
    * (keys) whose attempts may have kept running through the failover (keep-running-tasks): the
    * wait also ends early only once some TaskManager reported each (`hasTask`). `allSettled`:
    * every TaskManager that may hold something of the job answered or is known gone, so nothing
@@ -43,22 +36,25 @@ export class PartitionReconciliation {
     this.wake?.();
   }
 
-  /** Whether TaskManager `tmId` reported partition `key`. */
-  reportedBy(key: string, tmId: string): boolean {
-    return this.reported.some((r) => r.key === key && r.tm.id === tmId);
+  /** Whether holder `holderId` reported partition `key`. */
+  reportedBy(key: string, holderId: string): boolean {
+    return this.reported.get(holderId)?.has(key) ?? false;
   }
 
-  add(tm: RegisteredTaskManager, partitions: readonly PartitionWithMetrics__Output[]): void {
-    for (const p of partitions) {
-      if (!p.partition_id) continue;
-      const key = partitionKey(p.partition_id);
-      this.reported.push({ key, tm, partition: p });
-      if (this.needed.get(key) === tm.id) this.found.add(key);
+  /** Reports arrived (perhaps none: a holder answered with nothing); the wait checks again. */
+  add(reports: readonly PartitionWithMetrics[]): void {
+    for (const { holder, partition } of reports) {
+      if (!partition.partition_id) continue;
+      const key = partitionKey(partition.partition_id);
+      let keys = this.reported.get(holder.id);
+      if (!keys) this.reported.set(holder.id, (keys = new Set()));
+      keys.add(key);
+      if (this.needed.get(key) === holder.id) this.found.add(key);
     }
     this.wake?.();
   }
 
-  /** Whether the producing TaskManager reported the needed partition `key`. */
+  /** Whether the producing holder reported the needed partition `key`. */
   has(key: string): boolean {
     return this.found.has(key);
   }

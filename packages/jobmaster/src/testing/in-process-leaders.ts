@@ -21,6 +21,7 @@ import { FileSystemJobEventStore, JobEventManager } from '@rebound/event-store';
 import { JobMaster } from '../job-master.js';
 import type { TaskManagerDirectory } from '../recovery/task-manager-directory.js';
 import type { CommitManifest } from '../sink-committer.js';
+import type { ShuffleMaster } from '../shuffle/shuffle-master.js';
 import type { TaskExecutorGateway } from '../task-executor-gateway.js';
 import { TaskManagerRegistry, type RegisteredTaskManager } from '../task-manager-registry.js';
 
@@ -117,6 +118,8 @@ export interface LeaderOptions {
   readonly flushIntervalMs?: number;
   /** What the HA services know of the TaskManagers (none by default). */
   readonly taskManagerDirectory?: TaskManagerDirectory;
+  /** The leader's ShuffleMaster (a TaskManagerShuffleMaster by default), over its fake gateway. */
+  readonly shuffleMaster?: (gateway: TaskExecutorGateway, epoch: number) => ShuffleMaster;
 }
 
 /** Successive leaders of one job on one HA directory. */
@@ -184,6 +187,7 @@ export class InProcessLeaders {
       config,
       registry,
       gateway,
+      shuffleMaster: opts.shuffleMaster?.(gateway, epoch),
       logger: silentLogger(),
       clock: systemClock,
       events,

@@ -20,6 +20,7 @@ export interface ExecutionVertexFinishedEvent {
   'finished_at_ms'?: (number | string | Long);
   'sink_temp_file'?: (string);
   'attempt_epoch'?: (number | string | Long);
+  'shuffle_master_snapshot_incremental'?: (boolean);
 }
 
 export interface ExecutionVertexFinishedEvent__Output {
@@ -36,4 +37,5 @@ export interface ExecutionVertexFinishedEvent__Output {
   'finished_at_ms': (number);
   'sink_temp_file': (string);
   'attempt_epoch': (number);
+  'shuffle_master_snapshot_incremental': (boolean);
 }

@@ -16,6 +16,8 @@ export interface JobStatus {
   'leader_epoch'?: (number | string | Long);
   'recoveries'?: (_rebound_v1_RecoveryReport)[];
   'notes'?: (string)[];
+  'job_recovery_disabled'?: (string);
+  'shuffle_type'?: (string);
 }
 
 export interface JobStatus__Output {
@@ -30,4 +32,6 @@ export interface JobStatus__Output {
   'leader_epoch': (number);
   'recoveries': (_rebound_v1_RecoveryReport__Output)[];
   'notes': (string)[];
+  'job_recovery_disabled': (string);
+  'shuffle_type': (string);
 }
