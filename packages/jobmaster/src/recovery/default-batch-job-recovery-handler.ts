@@ -1,7 +1,6 @@
-import { ErrorCode, ReboundError, errorMessage, partitionKey } from '@rebound/core';
+import { errorMessage, partitionKey } from '@rebound/core';
 import type { HeldTask__Output, RecoveryReport, ResultPartitionId } from '@rebound/core';
 import type { PartitionHolder, PartitionWithMetrics } from '../shuffle/shuffle-master.js';
-import type { SourceSplit } from '@rebound/api';
 import { describeReplayCut } from '@rebound/event-store';
 import type { ExecutionVertex } from '../execution-graph.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
@@ -12,6 +11,7 @@ import { ReplayedJobState } from './job-event-replay.js';
 import { PartitionReconciliation } from './partition-reconciliation.js';
 import { releaseRetainedOfLateTaskManager, releaseUntracked } from './retained-partitions.js';
 import { ReconnectSettlement } from './reconnect-settlement.js';
+import { applyReplay } from './replay-application.js';
 import { TaskAdoption, type ReportedTask } from './task-adoption.js';
 
 /**
@@ -114,7 +114,16 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       );
     }
     try {
-      await this.applyReplay(replayed, report);
+      await applyReplay(
+        {
+          ctx: this.ctx,
+          keepRunning: this.keepRunning,
+          recorder: this.recorder,
+          startRecording: () => this.startRecording(),
+        },
+        replayed,
+        report,
+      );
     } catch (err) {
       return this.fallBackToScratch(report, `applying the replayed events failed: ${errorMessage(err)}`);
     }
@@ -149,116 +158,6 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     await this.ctx
       .saveRecoveries(this.ctx.job.jobId, this.ctx.recoveries)
       .catch((err: unknown) => this.ctx.logger.warn({ err: errorMessage(err) }, 'cannot store the recovery report'));
-  }
-
-  private async applyReplay(replayed: ReplayedJobState, report: RecoveryReport): Promise<void> {
-    const graph = this.ctx.job.graph;
-    const coordinators = this.ctx.coordinators;
-    // What the log says goes into the graph before the recorder listens: it is in the log already.
-    for (const ejv of graph.vertices) {
-      const init = replayed.initialized.get(ejv.id);
-      if (!init) continue;
-      const ranges = init.inputs.map((i) => i.subtask_ranges.map((r) => ({ start: r.start, end: r.end })));
-      if (ejv.isSource) coordinators.createSource(ejv, init.parallelism);
-      graph.initializeVertex(ejv, init.parallelism, ranges, ejv.jobVertex.parallelism === 0);
-      await coordinators.createUserCoordinators(ejv, false);
-    }
-    const dropped = this.dropFinishedNotCoveredByCoordinators(replayed);
-    for (const e of replayed.finished.values()) {
-      const ev = graph.executionVertex(e.vertex_id, e.subtask);
-      if (!ev)
-        throw new ReboundError(
-          ErrorCode.EVENT_STORE_CORRUPT,
-          `finished event for unknown subtask ${e.vertex_id}#${e.subtask}`,
-        );
-      ev.attempt = e.attempt;
-      ev.attemptEpoch = e.attempt_epoch;
-      if (e.sink_temp_file) ev.sinkTempFile = e.sink_temp_file;
-      graph.markFinished(
-        ev,
-        e.location ?? { task_manager_id: '', address: '' },
-        e.io_metrics ?? { records_in: 0, records_out: 0, bytes_in: 0, bytes_out: 0, subpartition_bytes: [] },
-        e.finished_at_ms,
-      );
-    }
-    // Unfinished subtasks get attempt numbers no earlier attempt used.
-    for (const ev of graph.allExecutionVertices()) {
-      if (ev.state !== 'FINISHED') ev.attempt = (replayed.maxAttempt.get(ev.key) ?? -1) + 1;
-    }
-    report.executions_recovered = replayed.finished.size;
-    this.startRecording();
-    // The log still says they finished. Unless it also says they were reset, a later leader keeps
-    // them once a newer snapshot follows their finished events in the log, and their output (ids
-    // the coordinator has since handed out again) comes back next to their reruns.
-    const droppedExecutions = replayed.dropped.map((e) => graph.executionVertex(e.vertex_id, e.subtask)!);
-    if (droppedExecutions.length > 0) this.recorder.onExecutionsReset(droppedExecutions);
-
-    let reset = 0;
-    for (const [vertexId, coordinator] of coordinators.sourceEntries()) {
-      const ejv = graph.vertex(vertexId);
-      const finishedEvents = replayed.finishedOf(vertexId);
-      const attempts = new Map(ejv.vertices.map((ev) => [ev.subtask, ev.attempt]));
-      if (coordinator.supportsBatchSnapshot()) {
-        const owned = new Map<number, SourceSplit[]>();
-        for (const e of finishedEvents) {
-          const inc = e.coordinator_increments.find((c) => c.operator_id === coordinator.operatorId);
-          owned.set(e.subtask, inc ? (JSON.parse(Buffer.from(inc.state).toString('utf8')) as SourceSplit[]) : []);
-        }
-        await coordinator.restore(replayed.snapshots.get(coordinator.operatorId), owned, attempts);
-      } else if (ejv.isFinished()) {
-        // Its enumerator state is gone, but nothing of it has to run again, unless a subtask
-        // must rerun later: then all of them do.
-        coordinators.restartAllOnResetOf(vertexId);
-        await coordinator.start();
-      } else {
-        const finished = ejv.vertices.filter((ev) => ev.state === 'FINISHED');
-        this.ctx.logger.info(
-          { vertexId, finished: finished.length },
-          'source without batch snapshots was not finished: all its subtasks rerun',
-        );
-        graph.resetForNewExecutions(finished);
-        reset += finished.length;
-        await coordinator.start();
-        for (const ev of ejv.vertices) coordinator.setAttempt(ev.subtask, ev.attempt);
-      }
-    }
-    for (const [vertexId, holders] of coordinators.userEntries()) {
-      const ejv = graph.vertex(vertexId);
-      for (const h of holders) {
-        if (h.supportsBatchSnapshot()) {
-          await h.resetToCheckpoint(replayed.snapshots.get(h.operatorId));
-        } else {
-          if (ejv.isFinished()) coordinators.restartAllOnResetOf(vertexId);
-          await h.start();
-        }
-        // Attempts that were running at the snapshot (or that finished after it) run again; with
-        // keep-running-tasks only those nobody kept, once reconciliation knows which.
-        if (!this.keepRunning)
-          for (const ev of ejv.vertices) if (ev.state !== 'FINISHED') h.subtaskReset(ev.subtask, ev.attempt);
-      }
-    }
-    report.executions_reset = reset + dropped;
-    this.ctx.shuffleMaster.restoreState(this.ctx.job.jobId, replayed.shuffleSnapshots);
-  }
-
-  /**
-   * User coordinators are restored from their newest snapshot: executions of their vertices that
-   * finished after it rerun, and so do all of a vertex whose coordinator has no batch snapshots
-   * unless the vertex had finished (FLIP-383 drops finished events no snapshot covers).
-   */
-  private dropFinishedNotCoveredByCoordinators(replayed: ReplayedJobState): number {
-    let dropped = 0;
-    for (const [vertexId, holders] of this.ctx.coordinators.userEntries()) {
-      for (const h of holders)
-        if (h.supportsBatchSnapshot()) dropped += replayed.dropFinishedAfterSnapshot(vertexId, h.operatorId);
-      const parallelism = replayed.initialized.get(vertexId)?.parallelism ?? 0;
-      const unfinished = replayed.finishedOf(vertexId).length < parallelism;
-      if (unfinished && holders.some((h) => !h.supportsBatchSnapshot()))
-        dropped += replayed.dropFinishedAfterSnapshot(vertexId);
-    }
-    if (dropped > 0)
-      this.ctx.logger.info({ dropped }, 'executions that finished after their coordinator snapshot run again');
-    return dropped;
   }
 
   /**
