@@ -171,6 +171,14 @@ describe('rebound status', () => {
     expect(renderJobStatus(status('RUNNING', []), { nowMs: NOW }).join('\n')).not.toContain('recovery   off');
   });
 
+  it('says what ended the reconnect wait unless everything came back', () => {
+    const r = (ended: string) =>
+      recoverySentence(recovery({ epoch: 2, reconnect_wait_ms: 30_000, reconnect_wait_ended: ended }), 0, NOW);
+    expect(r('timeout')).toContain('reconnect 30.0 s (timed out: what did not come back runs again);');
+    expect(r('holders-settled')).toContain('reconnect 30.0 s (every TaskManager answered or is gone);');
+    expect(r('all-reported')).toContain('reconnect 30.0 s;');
+  });
+
   it('says when a recovery fell back to a restart from scratch', () => {
     const r = recovery({
       epoch: 4,

@@ -25,8 +25,16 @@ export function recoveryTimeline(r: RecoveryReport__Output, nowMs: number): stri
     parts.push(`elected after ${formatDurationMs(r.elected_at_ms - r.old_leader_last_heard_ms)}`);
   }
   parts.push(`replay ${formatDurationMs(r.replay_ms)}`);
-  if (!r.restarted_from_scratch) parts.push(`reconnect ${formatDurationMs(r.reconnect_wait_ms)}`);
+  if (!r.restarted_from_scratch)
+    parts.push(`reconnect ${formatDurationMs(r.reconnect_wait_ms)}${reconnectWaitEnd(r.reconnect_wait_ended)}`);
   return parts.join(' → ');
+}
+
+/** Why the reconnect wait ended, when it did not end because everything came back. */
+function reconnectWaitEnd(ended: string): string {
+  if (ended === 'timeout') return ' (timed out: what did not come back runs again)';
+  if (ended === 'holders-settled') return ' (every TaskManager answered or is gone)';
+  return '';
 }
 
 /** What the failover cost and saved, in one clause. */

@@ -73,6 +73,7 @@ export function recovery(extra: Partial<RecoveryReport__Output> = {}): RecoveryR
     finished_at_ms: 0,
     running_tasks_adopted: 0,
     finished_tasks_reported: 0,
+    reconnect_wait_ended: '',
     ...extra,
   };
 }

@@ -291,7 +291,11 @@ describe('batch job recovery in one process', () => {
     // s4 is the full snapshot the last source's finish took; s1-s3 came before it.
     expect(masters[1]!.restored).toEqual([['full s4', 'incremental s5']]);
     expect(masters[1]!.recoveryStartedBeforeRestore).toBe(true);
-    expect(l2.recoveries.at(-1)).toMatchObject({ partitions_reused: 4, partitions_missing: 0 });
+    expect(l2.recoveries.at(-1)).toMatchObject({
+      partitions_reused: 4,
+      partitions_missing: 0,
+      reconnect_wait_ended: 'all-reported',
+    });
     expect(l2.job.status()).toMatchObject({ shuffle_type: 'taskmanager', job_recovery_disabled: '' });
   });
 
@@ -413,7 +417,6 @@ describe('batch job recovery in one process', () => {
     expect(created).toBe(1);
 
     const kept = sources.filter((d) => d.tdd.execution!.subtask !== 1).map((d) => retainedPartitionOf(d));
-    // A partition that never comes back keeps reconciliation waiting for the whole window.
     const window = { 'execution.batch.job-recovery.previous-worker.recovery.timeout': '300 ms' };
     const l2 = await leaders.elect({ config: { ...SMALL_TASKS, ...window }, retained: new Map([['tm-1', kept]]) });
     // The finished consumer#0 is dropped (its coordinator's state is gone) and source#1 reruns.
@@ -422,6 +425,8 @@ describe('batch job recovery in one process', () => {
       executions_reset: 2,
       partitions_reused: 3,
       partitions_missing: 1,
+      // The one TaskManager answered without it: nothing more can come, so the wait ends.
+      reconnect_wait_ended: 'holders-settled',
     });
     expect(l2.job.graph.executionVertex(CONSUMER, 0)!.state).not.toBe('FINISHED');
     expect(created).toBe(2);

@@ -210,10 +210,15 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     for (const tm of this.ctx.registry.all()) this.askForPartitions(tm);
     const pollMs = this.ctx.jobConfig.getDurationMs('high-availability.lease.poll-interval');
     const stopWatching = settlement.watch(pollMs, () => rec.recheck());
-    await rec.wait(timeoutMs);
+    report.reconnect_wait_ended = await rec.wait(timeoutMs);
     stopWatching();
     this.ctx.logger.info(
-      { waitedForMs: settlement.elapsedMs(), settled: settlement.allSettled(), ...settlement.describe() },
+      {
+        waitedForMs: settlement.elapsedMs(),
+        ended: report.reconnect_wait_ended,
+        settled: settlement.allSettled(),
+        ...settlement.describe(),
+      },
       'reconnect wait over',
     );
     this.settlement = undefined;

@@ -10,6 +10,9 @@ import type { PartitionWithMetrics } from '../shuffle/shuffle-master.js';
  * the deploying leader's epoch, so a rerun after a torn tail no longer repeats an id (chaos seed
  * 2157 found that before they did); this check is the second line of defence.
  */
+/** What ended a reconnect wait (RecoveryReport.reconnect_wait_ended). */
+export type ReconnectWaitEnd = 'all-reported' | 'holders-settled' | 'timeout';
+
 export class PartitionReconciliation {
   /** Keys of the partitions each holder reported. */
   private readonly reported = new Map<string, Set<string>>();
@@ -63,12 +66,17 @@ export class PartitionReconciliation {
     return this.found.size === this.needed.size && this.awaitedTasks.every((k) => this.hasTask(k));
   }
 
-  /** Resolves when every needed partition was reported, or everyone settled, or after `timeoutMs`. */
-  async wait(timeoutMs: number): Promise<void> {
+  /**
+   * Resolves when every needed partition was reported, or everyone settled, or after `timeoutMs`,
+   * saying which.
+   */
+  async wait(timeoutMs: number): Promise<ReconnectWaitEnd> {
     const deadline = Date.now() + timeoutMs;
-    while (!this.allNeededReported() && !this.allSettled()) {
+    for (;;) {
+      if (this.allNeededReported()) return 'all-reported';
+      if (this.allSettled()) return 'holders-settled';
       const left = deadline - Date.now();
-      if (left <= 0) return;
+      if (left <= 0) return 'timeout';
       await new Promise<void>((resolve) => {
         const t = setTimeout(done, left);
         this.wake = done;

@@ -187,6 +187,7 @@ describe('adopting tasks kept through a JobMaster failover', () => {
     const report = l2.recoveries.at(-1)!;
     expect(report.running_tasks_adopted).toBe(on('tm-1').length);
     expect(Number(report.reconnect_wait_ms)).toBeLessThan(5_000);
+    expect(report.reconnect_wait_ended).toBe('holders-settled');
     expect(Date.now() - startedAt).toBeLessThan(8_000);
     // What tm-2 ran, and what never ran, runs again; what tm-1 kept does not.
     const rerun = new Set(l2.gateway.of(SOURCE).map((d) => d.tdd.execution!.subtask));
@@ -214,5 +215,7 @@ describe('adopting tasks kept through a JobMaster failover', () => {
     expect(l2.gateway.adoptAsked.get('tm-1')).toBe(false);
     await until(() => l2.gateway.of(SOURCE).length === 3, 'leader 2 to rerun the three unfinished sources');
     expect(l2.recoveries.at(-1)?.running_tasks_adopted ?? 0).toBe(0);
+    // The kept tasks are not awaited, and nothing else was needed: no wait at all.
+    expect(l2.recoveries.at(-1)?.reconnect_wait_ended).toBe('all-reported');
   });
 });

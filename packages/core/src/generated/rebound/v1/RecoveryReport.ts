@@ -23,6 +23,7 @@ export interface RecoveryReport {
   'finished_at_ms'?: (number | string | Long);
   'running_tasks_adopted'?: (number);
   'finished_tasks_reported'?: (number);
+  'reconnect_wait_ended'?: (string);
 }
 
 export interface RecoveryReport__Output {
@@ -46,4 +47,5 @@ export interface RecoveryReport__Output {
   'finished_at_ms': (number);
   'running_tasks_adopted': (number);
   'finished_tasks_reported': (number);
+  'reconnect_wait_ended': (string);
 }
