@@ -161,6 +161,9 @@ describe('running tasks survive a JobMaster failover (keep-running-tasks)', () =
     const frozenTm = deploys[0]!.taskManagerId;
     await cluster.kill(frozenTm, 'SIGSTOP');
     let first: { id: string; epoch: number };
+    // The JobMaster killed second is started again, also when the test fails: the next tests need two.
+    let killedSecond: string | undefined;
+    let restarted: Promise<unknown> | undefined;
     try {
       first = await killLeader(cluster);
       await cluster.startJobMaster({ id: first.id });
@@ -171,11 +174,14 @@ describe('running tasks survive a JobMaster failover (keep-running-tasks)', () =
         'the second leader to reconcile',
       );
       await cluster.kill(second.id, 'SIGKILL');
+      killedSecond = second.id;
       const third = await waitForNewLeader(cluster, second.epoch);
-      expect(third.id).toBe(first.id);
+      // Not always the standby of the first kill: on a loaded machine the restarted first
+      // JobMaster can win the lease before it, and is then the second leader.
+      expect(third.id).not.toBe(second.id);
       await cluster.kill(frozenTm, 'SIGCONT');
       const final = await cluster.waitForJob(jobId, 180_000);
-      const restarted = cluster.startJobMaster({ id: second.id });
+      restarted = cluster.startJobMaster({ id: second.id });
       expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(out))).toEqual([]);
       // No reader ran again: the third leader adopted those still running and recorded those
       // that finished meanwhile (also under the second leader, which never decided).
@@ -186,9 +192,9 @@ describe('running tasks survive a JobMaster failover (keep-running-tasks)', () =
       const report = firstRecoveryAfter(final.recoveries, second.epoch);
       expect(report).toMatchObject({ restartedFromScratch: false, executionsReset: 0 });
       expect((report?.runningTasksAdopted ?? 0) + (report?.finishedTasksReported ?? 0)).toBe(SOURCES);
-      await restarted;
     } finally {
       await cluster.kill(frozenTm, 'SIGCONT').catch(() => undefined);
+      if (killedSecond) await (restarted ?? cluster.startJobMaster({ id: killedSecond }));
     }
   });
 
