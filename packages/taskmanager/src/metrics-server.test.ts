@@ -1,54 +1,16 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { Configuration, silentLogger } from '@rebound/core';
 import { Registry } from 'prom-client';
+import { httpStatus, rawHttpStatus } from '@rebound/core/testing/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 
 const SECRET = 'metrics-test-secret-0123456789abcdef';
 
-/** A request with headers fetch accepts (it refuses CR, LF and NUL itself); undefined if refused. */
-async function status(url: string, headers: Record<string, string>): Promise<number | undefined> {
-  let res: Response;
-  try {
-    res = await fetch(url, { headers, signal: AbortSignal.timeout(10_000) });
-  } catch (err) {
-    if (err instanceof TypeError && !/fetch failed/.test(err.message)) return undefined;
-    throw err;
-  }
-  await res.body?.cancel();
-  return res.status;
-}
-
-/** Sends raw bytes and returns the status code of the first response line (0: closed with none). */
-function rawStatus(port: number, request: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let text = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no answer to ${JSON.stringify(request.slice(0, 60))}`));
-    }, 10_000);
-    socket.on('data', (d) => {
-      text += d.toString('latin1');
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
-      if (m) {
-        clearTimeout(timer);
-        socket.destroy();
-        resolve(Number(m[1]));
-      }
-    });
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0));
-    });
-    socket.write(request, 'latin1');
-  });
-}
+const status = (url: string, headers: Record<string, string>) => httpStatus(url, { headers });
 
 describe('TaskManager metrics server before authentication', () => {
   let dir: string;
@@ -118,7 +80,7 @@ describe('TaskManager metrics server before authentication', () => {
       'GARBAGE\r\n\r\n',
     ];
     for (const request of cases) {
-      const got = await rawStatus(port, request);
+      const got = await rawHttpStatus(port, request, 'latin1');
       expect(got === 0 || (got >= 400 && got < 500), `${got} for ${JSON.stringify(request.slice(0, 90))}`).toBe(true);
     }
     // Any bytes in a header value or the target (CR and LF included): the same.
@@ -126,7 +88,7 @@ describe('TaskManager metrics server before authentication', () => {
     await fc.assert(
       fc.asyncProperty(bytes, bytes, bytes, async (cookie, authorization, target) => {
         const request = head(`Cookie: ${cookie}\r\nAuthorization: ${authorization}\r\n`, 'GET', `/${target}`);
-        const got = await rawStatus(port, request);
+        const got = await rawHttpStatus(port, request, 'latin1');
         expect(got === 0 || (got >= 400 && got < 500), `${got} for ${JSON.stringify(request)}`).toBe(true);
       }),
       { numRuns: 200 },

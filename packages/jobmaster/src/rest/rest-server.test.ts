@@ -1,54 +1,14 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { Configuration, silentLogger, systemClock } from '@rebound/core';
 import { FileHaServices } from '@rebound/ha';
+import { httpStatus, rawHttpStatus } from '@rebound/core/testing/http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRestServer, type RestServer } from './rest-server.js';
 
 const SECRET = 'rest-test-secret-0123456789abcdef';
-
-/** A request with headers fetch accepts (it refuses CR, LF and NUL itself); undefined if refused. */
-async function status(url: string, init: RequestInit = {}): Promise<number | undefined> {
-  let res: Response;
-  try {
-    res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
-  } catch (err) {
-    if (err instanceof TypeError && !/fetch failed/.test(err.message)) return undefined;
-    throw err;
-  }
-  await res.body?.cancel();
-  return res.status;
-}
-
-/** Sends raw bytes and returns the status code of the first response line (0: closed with none). */
-function rawStatus(port: number, request: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1');
-    let text = '';
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`no answer to ${JSON.stringify(request.slice(0, 60))}`));
-    }, 10_000);
-    socket.on('data', (d) => {
-      text += d.toString('latin1');
-      const m = /^HTTP\/1\.1 (\d{3})/.exec(text);
-      if (m) {
-        clearTimeout(timer);
-        socket.destroy();
-        resolve(Number(m[1]));
-      }
-    });
-    socket.on('error', () => undefined);
-    socket.on('close', () => {
-      clearTimeout(timer);
-      resolve(Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0));
-    });
-    socket.write(request);
-  });
-}
 
 describe('REST server before authentication', () => {
   let dir: string;
@@ -83,10 +43,10 @@ describe('REST server before authentication', () => {
 
   it('answers malformed cookies, bearer headers and ?token= with 401', async () => {
     for (const cookie of ['rebound_token=%', 'rebound_token=%E0%A4%A', 'rebound_session=%', '=;;=%'])
-      expect(await status(`${server.url}/cluster`, { headers: { cookie } }), cookie).toBe(401);
-    expect(await status(`${server.url}/cluster?token=%`)).toBe(401);
-    expect(await status(`${server.url}/cluster`, { headers: { authorization: 'Bearer %' } })).toBe(401);
-    expect(await status(`${server.url}/cluster`, { headers: auth })).toBe(200);
+      expect(await httpStatus(`${server.url}/cluster`, { headers: { cookie } }), cookie).toBe(401);
+    expect(await httpStatus(`${server.url}/cluster?token=%`)).toBe(401);
+    expect(await httpStatus(`${server.url}/cluster`, { headers: { authorization: 'Bearer %' } })).toBe(401);
+    expect(await httpStatus(`${server.url}/cluster`, { headers: auth })).toBe(200);
   });
 
   it('fuzz: cookie, authorization, origin, target and method give 4xx without the secret, never 500', async () => {
@@ -112,7 +72,7 @@ describe('REST server before authentication', () => {
         target,
         fc.constantFrom('GET', 'PATCH', 'POST', 'OPTIONS', 'DELETE'),
         async (cookie, authorization, origin, path, method) => {
-          const got = await status(`${server.url}/${path.replace(/^\/+/, '')}`, {
+          const got = await httpStatus(`${server.url}/${path.replace(/^\/+/, '')}`, {
             method,
             headers: { cookie, authorization, origin },
           });
@@ -121,7 +81,7 @@ describe('REST server before authentication', () => {
       ),
       { numRuns: 300 },
     );
-    expect(await status(`${server.url}/cluster`, { headers: auth })).toBe(200);
+    expect(await httpStatus(`${server.url}/cluster`, { headers: auth })).toBe(200);
   });
 
   it('content-length and body limits: 4xx, never 500, and the server still serves', async () => {
@@ -138,13 +98,13 @@ describe('REST server before authentication', () => {
       head(`Cookie: ${'a'.repeat(100_000)}\r\n`, 'GET'),
     ];
     for (const request of cases) {
-      const got = await rawStatus(port, request);
+      const got = await rawHttpStatus(port, request);
       expect(got === 0 || (got >= 400 && got < 500), `${got} for ${JSON.stringify(request.slice(0, 90))}`).toBe(true);
     }
     const withSecret = `Authorization: Bearer ${SECRET}\r\nContent-Type: application/json\r\n`;
     const big = `${head(`${withSecret}Content-Length: ${(1 << 20) + 10}\r\n`)}${'x'.repeat((1 << 20) + 10)}`;
-    expect(await rawStatus(port, big)).toBe(413);
-    expect(await status(`${server.url}/cluster`, { headers: auth })).toBe(200);
+    expect(await rawHttpStatus(port, big)).toBe(413);
+    expect(await httpStatus(`${server.url}/cluster`, { headers: auth })).toBe(200);
   });
 
   it('skips endpoint records whose URLs are not http(s)://host:port: no link, no origin, no 500', async () => {
@@ -186,7 +146,7 @@ describe('REST server before authentication', () => {
 
   it('refuses a Host that is not this server (DNS rebinding) with 421, serves IPs and localhost', async () => {
     const get = (host: string) =>
-      rawStatus(
+      rawHttpStatus(
         server.port,
         `GET /cluster HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${SECRET}\r\nConnection: close\r\n\r\n`,
       );
