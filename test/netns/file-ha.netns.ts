@@ -146,6 +146,56 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     await cluster.waitForTaskManagers(['tm-1', 'tm-2', 'tm-3'], 30_000);
   });
 
+  /*
+   * keep-running-tasks across hosts (the cluster runs with it off; this job turns it on): the
+   * leader's host is cut off while the middle stage runs on the TaskManagers' hosts. They keep
+   * those tasks through the loss of their leader, and the standby adopts them where they run.
+   */
+  it('a partitioned leader while the middle stage runs: the standby adopts its running tasks in place; nothing reruns, output exact', async () => {
+    const out = sharedDir(cluster, 'leader-partition-keep-running');
+    const jobId = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records: RECORDS, keys: KEYS, output: out, reduceDelayMs: 5 }),
+      { ...SLOW_MIDDLE_JOB, 'execution.batch.job-recovery.keep-running-tasks': 'true' },
+    );
+    const { source, middle } = await startedVertices(jobId);
+    await cluster.waitFor(
+      async () => {
+        const events = await cluster.taskEvents();
+        return events.some((e) => e.jobId === jobId && e.event === 'task.deploy' && e.vertexId === middle.id);
+      },
+      30_000,
+      'the middle stage to run',
+    );
+    const old = (await cluster.leader())!;
+    cluster.partition(old.jobmasterId, { storage: true });
+    try {
+      await cluster.waitFor(
+        async () => {
+          const l = await cluster.leader();
+          return l && l.epoch > old.epoch ? l : undefined;
+        },
+        30_000,
+        `a leader of an epoch above ${old.epoch}`,
+      );
+      const final = await cluster.waitForJob(jobId, 120_000);
+      expect(diffMaps(expectedHistogram(RECORDS, KEYS), await readSinkOutput(out))).toEqual([]);
+      const events = (await cluster.taskEvents()).filter((e) => e.jobId === jobId && e.event === 'task.deploy');
+      const byOld = redeployedSubtasks(events.filter((e) => (e.epoch ?? 0) <= old.epoch));
+      const byNew = redeployedSubtasks(events.filter((e) => (e.epoch ?? 0) > old.epoch));
+      // Everything the old leader started, running or finished, was kept: none of it ran again.
+      expect(byNew.filter((k) => byOld.includes(k))).toEqual([]);
+      expect(byOld.filter((k) => k.startsWith(`${source.id}#`))).toHaveLength(source.parallelism);
+      const report = firstRecoveryAfter(final.recoveries, old.epoch)!;
+      expect(report).toMatchObject({ restartedFromScratch: false, partitionsMissing: 0 });
+      // Middle subtasks running at the cut are adopted, or finished while no leader led.
+      expect(report.runningTasksAdopted + report.finishedTasksReported).toBeGreaterThan(0);
+    } finally {
+      cluster.heal(old.jobmasterId);
+    }
+    await cluster.waitForTaskManagers(['tm-1', 'tm-2', 'tm-3'], 30_000);
+  });
+
   it('a partitioned TaskManager: its work is redone elsewhere, finished work kept elsewhere is not, output exact', async () => {
     const out = sharedDir(cluster, 'tm-partition');
     const jobId = await cluster.submit(
