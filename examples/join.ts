@@ -9,25 +9,29 @@
  *   --output DIR      receives `orderkey<TAB>custkey<TAB>name<TAB>nation<TAB>totalprice`
  *   --seed S          generator seed (default 7)
  *   --split-size K    rows per source split (default 100000)
+ *   --record-delay-ms N  the orders reader waits N ms before each order (demos and failover tests)
  * Rows are pure functions of (seed, index) (`order` and `customer` in @rebound/example-support);
  * totalprice is integer cents.
  */
 import { defineJob } from '@rebound/api';
 import { customer, intOption, order, parseOptions, required } from '@rebound/example-support';
 
-const USAGE = 'join --orders N --customers M --output DIR [--seed S] [--split-size K]';
+const USAGE = 'join --orders N --customers M --output DIR [--seed S] [--split-size K] [--record-delay-ms N]';
 
 /** Cents to a decimal string (prices are never negative). */
 const money = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
 
 export default defineJob('join', (env, args) => {
-  const o = parseOptions(args, USAGE, ['orders', 'customers', 'output', 'seed', 'split-size']);
+  const o = parseOptions(args, USAGE, ['orders', 'customers', 'output', 'seed', 'split-size', 'record-delay-ms']);
   const orders = intOption(required(o.orders, 'orders', USAGE), 'orders', 0);
   const customers = intOption(required(o.customers, 'customers', USAGE), 'customers', 0);
   const seed = intOption(o.seed, 'seed', 7);
   const splitSize = o['split-size'] === undefined ? undefined : intOption(o['split-size'], 'split-size', 1, 1);
+  const recordDelayMs = intOption(o['record-delay-ms'], 'record-delay-ms', 0);
 
-  const orderRows = env.generateRows(orders, (i) => order(seed, i, customers), { splitSize }).name('Source: Orders');
+  const orderRows = env
+    .generateRows(orders, (i) => order(seed, i, customers), { splitSize, recordDelayMs })
+    .name('Source: Orders');
   const customerRows = env.generateRows(customers, (i) => customer(seed, i), { splitSize }).name('Source: Customers');
   orderRows
     .join(customerRows)

@@ -10,6 +10,7 @@
  *   --seed S          generator seed (default 42)
  *   --split-size K    rows per source split (default 100000)
  *   --parallelism P   parallelism of the source (default: the number of splits)
+ *   --record-delay-ms N  the reader waits N ms before each row (demos and failover tests)
  * Rows are a pure function of (seed, index) (`lineItem` in @rebound/example-support). Prices are
  * integer cents and discount and tax integer percents; the discounted price and the charge are
  * rounded to cents per row (TPC-H allows it), so every sum is an exact integer in any order.
@@ -17,7 +18,7 @@
 import { avg, count, defineJob, sum } from '@rebound/api';
 import { intOption, lineItem, parseOptions, required } from '@rebound/example-support';
 
-const USAGE = 'tpch-q1 --rows N --output DIR [--seed S] [--split-size K] [--parallelism P]';
+const USAGE = 'tpch-q1 --rows N --output DIR [--seed S] [--split-size K] [--parallelism P] [--record-delay-ms N]';
 
 /** date '1998-12-01' - interval '90' day */
 const SHIP_DATE_CUTOFF = '1998-09-02';
@@ -32,13 +33,14 @@ function money(cents: number | null): string {
 const fixed2 = (average: number | null, scale = 1): string => ((average ?? 0) / scale).toFixed(2);
 
 export default defineJob('tpch-q1', (env, args) => {
-  const o = parseOptions(args, USAGE, ['rows', 'output', 'seed', 'split-size', 'parallelism']);
+  const o = parseOptions(args, USAGE, ['rows', 'output', 'seed', 'split-size', 'parallelism', 'record-delay-ms']);
   const rows = intOption(required(o.rows, 'rows', USAGE), 'rows', 0);
   const seed = intOption(o.seed, 'seed', 42);
   const splitSize = o['split-size'] === undefined ? undefined : intOption(o['split-size'], 'split-size', 1, 1);
   const parallelism = o.parallelism === undefined ? undefined : intOption(o.parallelism, 'parallelism', 1, 1);
+  const recordDelayMs = intOption(o['record-delay-ms'], 'record-delay-ms', 0);
   env
-    .generateRows(rows, (i) => lineItem(seed, i), { splitSize, parallelism })
+    .generateRows(rows, (i) => lineItem(seed, i), { splitSize, parallelism, recordDelayMs })
     .filter((l) => l.shipdate <= SHIP_DATE_CUTOFF)
     // The per-row money the sums need, in cents.
     .map((l) => ({

@@ -69,7 +69,17 @@ describe('generator sources', () => {
     expect(rows).toEqual([[{ i: 4, sq: 16 }]]);
   });
 
+  it('slowed down, hands the task one record at a time', async () => {
+    const src = rowGeneratorSource(3, (i) => i * 10, { batchSize: 100, recordDelayMs: 1 });
+    const splits: RangeSplit[] = [];
+    src.createEnumerator(ctx(splits)).handleSplitRequest(0);
+    expect(await readSplit((x) => src.createReader().read(x), splits[0]!)).toEqual([[0], [10], [20]]);
+  });
+
   it('validates its arguments', () => {
+    expect(() => rowGeneratorSource(3, (i) => i, { recordDelayMs: -1 })).toThrow(
+      /recordDelayMs must be an integer >= 0/,
+    );
     expect(() => sequenceSource(5, 3)).toThrow(/generateSequence: to must be an integer >= 4/);
     expect(() => rowGeneratorSource(-1, (i) => i)).toThrow(/count must be an integer >= 0/);
     expect(() => sequenceSource(0, 3, { splitSize: 0 })).toThrow(/splitSize/);

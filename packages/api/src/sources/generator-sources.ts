@@ -1,5 +1,6 @@
 import { jobInvalid } from '../errors.js';
 import type { Source, SourceReader, SourceSplit, SplitEnumeratorContext } from '../source.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { SplitQueueEnumerator, splitsOfState, totalOfState, type SplitQueueState } from './split-queue-enumerator.js';
 
 /** Indexes [start, end) of a generated range. */
@@ -13,6 +14,8 @@ export interface GeneratorOptions {
   readonly splitSize?: number;
   /** Records per batch handed to the task (default 1000). */
   readonly batchSize?: number;
+  /** The reader waits this long before each record (demos and failover tests); 0 by default. */
+  readonly recordDelayMs?: number;
 }
 
 export const DEFAULT_GENERATOR_SPLIT_SIZE = 100_000;
@@ -41,6 +44,7 @@ export class RangeGeneratorSource<T> implements Source<T, RangeSplit, SplitQueue
   readonly supportsBatchSnapshot: boolean = true;
   protected readonly splitSize: number;
   protected readonly batchSize: number;
+  private readonly recordDelayMs: number;
 
   constructor(
     readonly sourceName: string,
@@ -53,6 +57,7 @@ export class RangeGeneratorSource<T> implements Source<T, RangeSplit, SplitQueue
     checkInt(end, `${sourceName}: end`, start);
     this.splitSize = checkInt(options.splitSize ?? DEFAULT_GENERATOR_SPLIT_SIZE, `${sourceName}: splitSize`, 1);
     this.batchSize = checkInt(options.batchSize ?? DEFAULT_GENERATOR_BATCH_SIZE, `${sourceName}: batchSize`, 1);
+    this.recordDelayMs = checkInt(options.recordDelayMs ?? 0, `${sourceName}: recordDelayMs`, 0);
   }
 
   splits(): RangeSplit[] {
@@ -75,10 +80,13 @@ export class RangeGeneratorSource<T> implements Source<T, RangeSplit, SplitQueue
   }
 
   createReader(): SourceReader<T, RangeSplit> {
-    const { fn, batchSize } = this;
+    const { fn, recordDelayMs } = this;
+    // Slowed down, a record at a time: the task sees each as it comes.
+    const batchSize = recordDelayMs > 0 ? 1 : this.batchSize;
     return {
       async *read(split: RangeSplit): AsyncGenerator<T[]> {
         for (let s = split.start; s < split.end; s += batchSize) {
+          if (recordDelayMs > 0) await sleep(recordDelayMs);
           const e = Math.min(s + batchSize, split.end);
           const batch = new Array<T>(e - s);
           for (let i = s; i < e; i++) batch[i - s] = fn(i);
