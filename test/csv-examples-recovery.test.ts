@@ -1,8 +1,15 @@
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeTpchCsv } from '@rebound/example-support';
-import { csvExpected, q3Expected } from '../examples/oracles.js';
+import { customer, lineItem, order, writeTpchCsv } from '@rebound/example-support';
+import {
+  csvExpected,
+  joinExpected,
+  q1Expected,
+  q3Expected,
+  topWordsExpected,
+  writeRowsCsv,
+} from '../examples/oracles.js';
 import { LocalCluster, suiteFailed } from './harness.js';
 import {
   allSubtasks,
@@ -18,12 +25,12 @@ import {
 import { makeTempDir, readSinkLines } from './util.js';
 
 /**
- * The CSV examples through a real cluster whose leader is SIGKILLed while a CSV source stage
- * runs: the output equals DuckDB's answer to the same SQL, and a standby reruns exactly the
- * subtasks the event log did not have finished (the CSV enumerator's splits come back from its
- * batch snapshot, record boundaries included).
+ * The examples through a real cluster whose leader is SIGKILLed while a source stage runs: the
+ * output equals DuckDB's answer to the same SQL, and a standby reruns exactly the subtasks the
+ * event log did not have finished (the enumerator's splits come back from its batch snapshot,
+ * CSV record boundaries included).
  */
-describe('CSV examples survive a leader kill mid-stage', () => {
+describe('the examples survive a leader kill mid-stage', () => {
   let cluster: LocalCluster;
   let data: string;
 
@@ -69,8 +76,11 @@ describe('CSV examples survive a leader kill mid-stage', () => {
     );
   }
 
-  /** Kills the leader once `done` subtasks of the vertex named `name` finished; checks the rerun. */
-  async function killWhileRunning(jobId: string, name: string, vertices: number) {
+  /**
+   * Kills the leader once `done` of the `parallelism` subtasks of the source named `name`
+   * finished (the job has `vertices` vertices); checks the rerun.
+   */
+  async function killWhileRunning(jobId: string, name: string, vertices: number, parallelism = 4, done = 2) {
     const s = await cluster.waitFor(
       async () => {
         const st = await cluster.status(jobId);
@@ -81,19 +91,19 @@ describe('CSV examples survive a leader kill mid-stage', () => {
       `job ${jobId} to start`,
     );
     const source = s.v;
-    expect(source.parallelism).toBe(4);
+    expect(source.parallelism).toBe(parallelism);
     await waitForLog(
       cluster,
       jobId,
-      (f) => finishedOf(f, source.id).length >= 2,
+      (f) => finishedOf(f, source.id).length >= done,
       60_000,
-      'two source subtasks finished',
+      `${done} source subtask(s) finished`,
     );
     const killed = await killLeader(cluster);
     const atKill = finishedInLog(await readEventLog(cluster, jobId));
     const finishedSources = finishedOf(atKill, source.id).length;
-    expect(finishedSources).toBeGreaterThanOrEqual(2);
-    expect(finishedSources).toBeLessThan(4);
+    expect(finishedSources).toBeGreaterThanOrEqual(done);
+    expect(finishedSources).toBeLessThan(parallelism);
     const standby = cluster.startJobMaster({ id: killed.id });
     const final = await cluster.waitForJob(jobId, 90_000);
     await standby;
@@ -139,5 +149,60 @@ describe('CSV examples survive a leader kill mid-stage', () => {
     await killWhileRunning(jobId, 'Source: lineitem', 7);
     const header = 'l_orderkey,revenue,o_orderdate,o_shippriority';
     expect(withoutHeaders(await readSinkLines(out), header)).toEqual(await q3Expected(tables, 10));
+  });
+
+  const range = <T>(n: number, fn: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => fn(i));
+
+  it('tpch-q1 (generated rows)', async () => {
+    const [rows, seed] = [2000, 17];
+    const lineitem = writeRowsCsv(
+      join(data, 'q1-lineitem.csv'),
+      range(rows, (i) => lineItem(seed, i)),
+    );
+    const out = join(data, 'q1-out');
+    // Five splits for two readers: one reads three, the other two, and finishes first.
+    const { jobId } = await cluster.submit('examples/tpch-q1.ts', [
+      ...['--rows', String(rows), '--seed', String(seed), '--split-size', '400', '--parallelism', '2'],
+      ...['--output', out, '--record-delay-ms', '4'],
+    ]);
+    await killWhileRunning(jobId, 'Source: Rows', 2, 2, 1);
+    expect((await readSinkLines(out)).sort()).toEqual(await q1Expected(lineitem));
+  });
+
+  it('join (generated orders and customers)', async () => {
+    const [orders, customers, seed] = [1230, 100, 23];
+    const orderCsv = writeRowsCsv(
+      join(data, 'join-orders.csv'),
+      range(orders, (i) => order(seed, i, customers)),
+    );
+    const customerCsv = writeRowsCsv(
+      join(data, 'join-customers.csv'),
+      range(customers, (i) => customer(seed, i)),
+    );
+    const out = join(data, 'join-out');
+    const { jobId } = await cluster.submit('examples/join.ts', [
+      ...['--orders', String(orders), '--customers', String(customers), '--seed', String(seed)],
+      ...['--split-size', '400', '--output', out, '--record-delay-ms', '4'],
+    ]);
+    // Orders in four splits, one reader each; the last split (30 orders) is done long before the others.
+    await killWhileRunning(jobId, 'Source: Orders', 3, 4, 1);
+    expect((await readSinkLines(out)).sort()).toEqual(await joinExpected(orderCsv, customerCsv));
+  });
+
+  it('top-words', async () => {
+    const dir = join(data, 'words');
+    await mkdir(dir);
+    const vocab = ['alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda', 'mu'];
+    // Three small files and a big one: the big file's reader still runs when the others are done.
+    for (const [f, n] of [30, 30, 30, 200].entries()) {
+      const lines = range(n, (i) => `${vocab[(i * 7 + f) % 12]} ${vocab[(i * i) % 12]}, ${vocab[(i + f) % 5]}!`);
+      await writeFile(join(dir, `part-${f}.txt`), lines.join('\n') + '\n');
+    }
+    const out = join(data, 'top-words-out');
+    const { jobId } = await cluster.submit('examples/top-words.ts', [
+      ...['--input', dir, '--output', out, '--n', '5', '--record-delay-ms', '15'],
+    ]);
+    await killWhileRunning(jobId, 'Source: TextFiles', 3);
+    expect(await readSinkLines(out)).toEqual(await topWordsExpected(`${dir}/*.txt`, 5));
   });
 });
