@@ -71,7 +71,7 @@ export interface JobShuffleContext {
  * execution it covers, in the order the graph changed.
  */
 export interface ShuffleMaster {
-  /** `shuffle.type`: how the job status names this ShuffleMaster. */
+  /** The kind of shuffle, as the job status names it (`taskmanager` for the default). */
   readonly type: string;
   registerJob(context: JobShuffleContext): void;
   unregisterJob(jobId: string): void;
