@@ -52,7 +52,11 @@ export class Failover {
   }
 
   /** A TaskManager is gone: its running tasks failed, and finished partitions on it are lost. */
-  onTaskManagerLost(tmId: string, reason: string): void {
+  /**
+   * What ran on the TaskManager is failed over, and what finished there reruns if a consumer still
+   * needs it, unless `partitionsKept`: the same process registered again and still holds them.
+   */
+  onTaskManagerLost(tmId: string, reason: string, partitionsKept = false): void {
     if (this.ctx.job.state !== 'RUNNING') return;
     const toReset: ExecutionVertex[] = [];
     for (const ev of this.graph.allExecutionVertices()) {
@@ -60,7 +64,7 @@ export class Failover {
       if (ev.state === 'DEPLOYING' || ev.state === 'RUNNING') {
         this.graph.transition(ev, 'FAILED');
         toReset.push(ev);
-      } else if (ev.state === 'FINISHED' && ev.jobVertex.consumers.some((c) => !c.isFinished())) {
+      } else if (!partitionsKept && ev.state === 'FINISHED' && ev.jobVertex.consumers.some((c) => !c.isFinished())) {
         toReset.push(ev);
       }
     }

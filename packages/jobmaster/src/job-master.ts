@@ -292,8 +292,9 @@ export class JobMaster {
   }
 
   /** A TaskManager is gone: its running tasks failed, and finished partitions on it are lost. */
-  onTaskManagerLost(tmId: string, reason: string): void {
-    this.failover.onTaskManagerLost(tmId, reason);
+  /** `partitionsKept`: the same TaskManager process registered again, still holding this job's partitions. */
+  onTaskManagerLost(tmId: string, reason: string, partitionsKept = false): void {
+    this.failover.onTaskManagerLost(tmId, reason, partitionsKept);
   }
 
   requestSplit(req: TaskSplitRequest): SplitResponse {

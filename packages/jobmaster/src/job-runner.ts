@@ -297,8 +297,9 @@ export class JobRunner {
     this.scheduleAll();
   }
 
-  onTaskManagerLost(tmId: string, reason: string): void {
-    for (const job of this.jobs.values()) job.onTaskManagerLost(tmId, reason);
+  onTaskManagerLost(tmId: string, reason: string, keptPartitionsOf?: ReadonlySet<string>): void {
+    for (const job of this.jobs.values())
+      job.onTaskManagerLost(tmId, reason, keptPartitionsOf?.has(job.jobId) ?? false);
     this.scheduleAll();
   }
 

@@ -91,9 +91,9 @@ export class LeaderServices implements LeaderView {
           this.retainedJobsAtRegistration.set(tm.id, [...retained]);
           this.runner.onTaskManagerRegistered(tm, retained);
         },
-        onTaskManagerLost: (tmId, reason) => {
+        onTaskManagerLost: (tmId, reason, keptPartitionsOf) => {
           this.retainedJobsAtRegistration.delete(tmId);
-          this.runner.onTaskManagerLost(tmId, reason);
+          this.runner.onTaskManagerLost(tmId, reason, keptPartitionsOf);
         },
       },
       logger.child({ component: 'TaskManagerRegistry' }),

@@ -60,13 +60,21 @@ describe('TaskManagerRegistry sessions', () => {
   let now = 1_000;
   const registries: TaskManagerRegistry[] = [];
   const lost: string[] = [];
+  /** What each loss said the TaskManager still holds (undefined: nothing). */
+  const kept: (string[] | undefined)[] = [];
   const newRegistry = (): TaskManagerRegistry => {
     const config = Configuration.of({ 'heartbeat.interval': '100 ms', 'heartbeat.timeout': '1 s' });
     const r = new TaskManagerRegistry(
       3,
       'jm-3',
       config,
-      { onTaskManagerRegistered: () => {}, onTaskManagerLost: (id) => void lost.push(id) },
+      {
+        onTaskManagerRegistered: () => {},
+        onTaskManagerLost: (id, _reason, keptPartitionsOf) => {
+          lost.push(id);
+          kept.push(keptPartitionsOf && [...keptPartitionsOf]);
+        },
+      },
       silentLogger(),
       { now: () => now },
     );
@@ -80,6 +88,7 @@ describe('TaskManagerRegistry sessions', () => {
     for (const s of servers.splice(0)) await s.close();
     for (const r of registries.splice(0)) r.close();
     lost.length = 0;
+    kept.length = 0;
     now = 1_000;
   });
 
@@ -105,6 +114,8 @@ describe('TaskManagerRegistry sessions', () => {
       expect(registry.get('tm-1')).toMatchObject({ session: 'session-new' });
     }
     expect(lost).toEqual(['tm-1', 'tm-1']);
+    // A new process wiped its partitions: nothing of them is kept.
+    expect(kept).toEqual([undefined, undefined]);
   });
 
   it('lets the same TaskManager (same session) register again, and another take the id once it is silent', async () => {
@@ -112,8 +123,14 @@ describe('TaskManagerRegistry sessions', () => {
     servers.push(tm);
     const registry = newRegistry();
     await registry.register(registration('tm-1', 'session-a', tm.address));
-    await registry.register(registration('tm-1', 'session-a', tm.address));
-    expect(lost).toEqual(['tm-1']); // registered again: its old registration's tasks are failed over
+    await registry.register({
+      ...registration('tm-1', 'session-a', tm.address),
+      jobs_with_retained_partitions: ['j1'],
+    });
+    // Registered again: its old registration's tasks are failed over, but the same process still
+    // holds the partitions it retained (chaos etcd seed 5 reran them).
+    expect(lost).toEqual(['tm-1']);
+    expect(kept).toEqual([['j1']]);
     now += 1_001; // no heartbeat for longer than heartbeat.timeout: the id is free without asking
     await registry.register(registration('tm-1', 'session-b', '10.0.0.9:9'));
     expect(registry.get('tm-1')).toMatchObject({ address: '10.0.0.9:9', session: 'session-b' });

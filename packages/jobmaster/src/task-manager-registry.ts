@@ -34,7 +34,11 @@ export interface RegisteredTaskManager {
 
 export interface TaskManagerRegistryListener {
   onTaskManagerRegistered(tm: RegisteredTaskManager, jobsWithRetainedPartitions: readonly string[]): void;
-  onTaskManagerLost(tmId: string, reason: string): void;
+  /**
+   * `keptPartitionsOf`: jobs whose finished partitions the TaskManager still holds, when the same
+   * process (same session) registered again; their finished work there is not lost.
+   */
+  onTaskManagerLost(tmId: string, reason: string, keptPartitionsOf?: ReadonlySet<string>): void;
 }
 
 /**
@@ -112,9 +116,14 @@ export class TaskManagerRegistry {
         );
       }
     }
-    if (existing) {
-      // A TaskManager registers again after it lost us, or was restarted; its tasks are gone, so are ours on it.
-      this.remove(existing.id, 'registered again');
+    if (existing && sameSecret(existing.session, req.session_id)) {
+      // The same process registers again: it lost us (or dropped our answer to its registration
+      // when its leader record caught up, chaos etcd seed 5). Its running tasks are failed over;
+      // the finished partitions it retained are still there, and stay in use.
+      this.remove(existing.id, 'registered again', new Set(req.jobs_with_retained_partitions));
+    } else if (existing) {
+      // A restarted TaskManager: a new process, which wiped its partitions.
+      this.remove(existing.id, 'registered again as a new process');
     }
     const Ctor = loadProto().TaskExecutorGateway;
     const now = this.clock.now();
@@ -176,14 +185,14 @@ export class TaskManagerRegistry {
     }
   }
 
-  /** Forgets a TaskManager and fails over what ran on it. */
-  remove(tmId: string, reason: string): void {
+  /** Forgets a TaskManager and fails over what ran on it (all of it unless `keptPartitionsOf`). */
+  remove(tmId: string, reason: string, keptPartitionsOf?: ReadonlySet<string>): void {
     const tm = this.tms.get(tmId);
     if (!tm) return;
     this.tms.delete(tmId);
     tm.client.close();
     this.logger.warn({ taskManagerId: tmId, reason }, 'TaskManager lost');
-    this.listener.onTaskManagerLost(tmId, reason);
+    this.listener.onTaskManagerLost(tmId, reason, keptPartitionsOf);
   }
 
   /**

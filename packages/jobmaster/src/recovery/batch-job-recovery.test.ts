@@ -260,6 +260,23 @@ describe('batch job recovery in one process', () => {
     ]);
   });
 
+  /* Chaos etcd seed 5: the same TaskManager process registered again, holding its partitions. */
+  it('a TaskManager that registers again as the same process keeps its finished work; only its running tasks rerun', async () => {
+    const { graph, operators } = await graphOf(seqSum());
+    leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
+    // Slots to spare: the fake TaskManager never reports the canceled attempts that hold them.
+    const l1 = await leaders.elect({ config: SMALL_TASKS, slots: 32 });
+    await runSources(l1);
+    const SINK = graph.vertices[1]!.id;
+    await until(() => l1.gateway.of(SINK).length === 4, 'the sink stage to run');
+    l1.job.onTaskManagerLost('tm-1', 'registered again', true);
+    await until(() => l1.gateway.of(SINK).length === 8, 'the running sinks to be redeployed');
+    expect(l1.gateway.of(SOURCE)).toHaveLength(4);
+    // A TaskManager whose partitions are gone (another process, or unreachable): the sources rerun.
+    l1.job.onTaskManagerLost('tm-1', 'no heartbeat');
+    await until(() => l1.gateway.of(SOURCE).length === 8, 'the sources to rerun');
+  });
+
   /* FLIP-383's ShuffleMaster snapshots: taken with finished events, restored before reconciling. */
   it('records shuffle master snapshots with finished events and restores the newest full one with the increments after it', async () => {
     const { graph, operators } = await graphOf(seqSum());

@@ -21,9 +21,12 @@ export function taskManagerHolder(tm: RegisteredTaskManager): PartitionHolder {
   return { kind: 'taskmanager', id: tm.id, address: tm.address };
 }
 
-/** One job's recovery in progress: the reports so far and the TaskManagers that sent them. */
+/**
+ * One job's recovery in progress: each TaskManager's newest report (one that registers again
+ * reports again, and its second report replaces the first), and the TaskManagers that sent them.
+ */
 interface Collecting {
-  readonly reports: PartitionWithMetrics[];
+  readonly reports: Map<string, PartitionWithMetrics[]>;
   readonly taskManagers: Map<string, RegisteredTaskManager>;
 }
 
@@ -60,7 +63,7 @@ export class TaskManagerShuffleMaster implements ShuffleMaster {
   restoreState(_jobId: string, _snapshots: readonly ShuffleMasterSnapshot[]): void {}
 
   notifyPartitionRecoveryStarted(jobId: string): void {
-    this.collecting.set(jobId, { reports: [], taskManagers: new Map() });
+    this.collecting.set(jobId, { reports: new Map(), taskManagers: new Map() });
   }
 
   taskManagerReported(
@@ -73,12 +76,12 @@ export class TaskManagerShuffleMaster implements ShuffleMaster {
     const holder = taskManagerHolder(tm);
     const reports = partitions.filter((p) => p.partition_id).map((partition) => ({ holder, partition }));
     c.taskManagers.set(tm.id, tm);
-    c.reports.push(...reports);
+    c.reports.set(tm.id, reports);
     this.jobs.get(jobId)?.partitionsReported(reports);
   }
 
   getAllPartitionWithMetrics(jobId: string): Promise<PartitionWithMetrics[]> {
-    return Promise.resolve([...(this.collecting.get(jobId)?.reports ?? [])]);
+    return Promise.resolve([...(this.collecting.get(jobId)?.reports.values() ?? [])].flat());
   }
 
   async releasePartitions(
