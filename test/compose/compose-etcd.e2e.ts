@@ -16,6 +16,8 @@ composeFailoverSuite({
   name: 'etcd',
   overrides: ['docker-compose.etcd.yml'],
   extraServices: ['etcd'],
+  // high-availability.storageDir of docker-compose.etcd.yml: the event log stays files there.
+  eventsDir: '/rebound/storage',
   beforeUp: (harness) => {
     it('says in one line when the etcd binary or the etcd service is missing', async () => {
       const { env, data, compose } = harness();

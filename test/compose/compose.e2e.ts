@@ -12,6 +12,7 @@ composeFailoverSuite({
   name: 'file',
   overrides: [],
   extraServices: [],
+  eventsDir: '/rebound/ha',
   beforeUp: (harness) => {
     it('says in one line what is missing: engine, data directory, a healthy cluster', async () => {
       const { env, data, compose } = harness();
