@@ -145,7 +145,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
     );
   }
 
-  /** The ShuffleMaster's snapshot fields of a finished event; none when it is due or empty. */
+  /** The ShuffleMaster's snapshot fields of a finished event; none when none is due or it is empty. */
   private shuffleSnapshot(vertexFinished: boolean): {
     has_shuffle_master_snapshot: boolean;
     shuffle_master_snapshot?: Uint8Array;
