@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customer, lineItem, order, writeTpchCsv } from '@rebound/example-support';
@@ -22,7 +22,7 @@ import {
   redeployedSubtasks,
   waitForLog,
 } from './recovery-util.js';
-import { makeTempDir, readSinkLines } from './util.js';
+import { csvAsDirectory, makeTempDir, readSinkLines } from './util.js';
 
 /**
  * The examples through a real cluster whose leader is SIGKILLed while a source stage runs: the
@@ -55,26 +55,6 @@ describe('the examples survive a leader kill mid-stage', () => {
     await cluster?.stop({ keepWorkdir: suiteFailed(suite) });
     if (data) await rm(data, { recursive: true, force: true });
   });
-
-  /**
-   * Rewrites table `file` as a directory of the same name: three small files of `small` rows and
-   * one holding the rest, each with the header. Read slowly, the big file's reader is still
-   * running when the others are done.
-   */
-  async function asDirectory(file: string, small: number): Promise<void> {
-    const [header, ...rows] = (await readFile(file, 'utf8')).split(/\n(?=\d)/).filter((l) => l.trim() !== '');
-    await rm(file);
-    await mkdir(file);
-    const parts = [
-      rows.slice(0, small),
-      rows.slice(small, 2 * small),
-      rows.slice(2 * small, 3 * small),
-      rows.slice(3 * small),
-    ];
-    await Promise.all(
-      parts.map((p, i) => writeFile(join(file, `part-${i}.csv`), [header, ...p].join('\n').replace(/\n*$/, '\n'))),
-    );
-  }
 
   /**
    * Kills the leader once `done` of the `parallelism` subtasks of the source named `name`
@@ -117,7 +97,7 @@ describe('the examples survive a leader kill mid-stage', () => {
   it('csv-groupby', async () => {
     const tables = join(data, 'groupby');
     const files = writeTpchCsv(tables, 0.05, 5);
-    await asDirectory(files.orders, 20);
+    await csvAsDirectory(files.orders, 20);
     const out = join(data, 'groupby-out');
     const { jobId } = await cluster.submit('examples/csv-groupby.ts', [
       '--input',
@@ -135,7 +115,7 @@ describe('the examples survive a leader kill mid-stage', () => {
   it('tpch-q3', async () => {
     const tables = join(data, 'q3');
     const files = writeTpchCsv(tables, 0.05, 6);
-    await asDirectory(files.lineitem, 60);
+    await csvAsDirectory(files.lineitem, 60);
     const out = join(data, 'q3-out');
     const { jobId } = await cluster.submit('examples/tpch-q3.ts', [
       '--input',

@@ -1,11 +1,11 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duckdbQuery, sqlString } from '@rebound/api/testing/duckdb';
 import { writeTpchCsv } from '@rebound/example-support';
 import { LocalCluster, suiteFailed } from './harness.js';
 import { finishedInLog, finishedOf, killLeader, readEventLog, waitForLog } from './recovery-util.js';
-import { makeTempDir, readSinkLines } from './util.js';
+import { csvAsDirectory, makeTempDir, readSinkLines } from './util.js';
 
 const JOB = 'test/fixtures/distinct-topn.ts';
 
@@ -41,18 +41,7 @@ describe('distinct and topN survive two JobMaster failovers', () => {
   /** orders.csv as a directory: three files of `small` rows and one with the rest, each with the header. */
   async function ordersDirectory(name: string, seed: number, small: number): Promise<string> {
     const file = writeTpchCsv(join(data, name), 0.05, seed).orders;
-    const [header, ...rows] = (await readFile(file, 'utf8')).split(/\n(?=\d)/).filter((l) => l.trim() !== '');
-    await rm(file);
-    await mkdir(file);
-    const parts = [
-      rows.slice(0, small),
-      rows.slice(small, 2 * small),
-      rows.slice(2 * small, 3 * small),
-      rows.slice(3 * small),
-    ];
-    await Promise.all(
-      parts.map((p, i) => writeFile(join(file, `part-${i}.csv`), [header, ...p].join('\n').replace(/\n*$/, '\n'))),
-    );
+    await csvAsDirectory(file, small);
     return file;
   }
 

@@ -1,4 +1,4 @@
-import { mkdtemp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -184,4 +184,24 @@ export function diffMaps<V>(expected: ReadonlyMap<string, V>, actual: ReadonlyMa
   }
   for (const [k, v] of actual) if (!expected.has(k)) diffs.push(`unexpected ${JSON.stringify(k)} = ${String(v)}`);
   return diffs.length > max ? [...diffs.slice(0, max), `... and ${diffs.length - max} more`] : diffs;
+}
+
+/**
+ * Rewrites CSV table `file` as a directory of the same name: three small files of `small` rows and
+ * one holding the rest, each with the header. Read slowly, the big file's reader is still running
+ * when the others are done: the window in which a leader kill finds part of a stage finished.
+ */
+export async function csvAsDirectory(file: string, small: number): Promise<void> {
+  const [header, ...rows] = (await readFile(file, 'utf8')).split(/\n(?=\d)/).filter((l) => l.trim() !== '');
+  await rm(file);
+  await mkdir(file);
+  const parts = [
+    rows.slice(0, small),
+    rows.slice(small, 2 * small),
+    rows.slice(2 * small, 3 * small),
+    rows.slice(3 * small),
+  ];
+  await Promise.all(
+    parts.map((p, i) => writeFile(join(file, `part-${i}.csv`), [header, ...p].join('\n').replace(/\n*$/, '\n'))),
+  );
 }
