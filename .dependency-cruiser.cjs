@@ -26,7 +26,9 @@ const LAYERS = {
   // The dashboard is browser code the JobMaster bundles and serves; it imports no package.
   dashboard: [],
   jobmaster: ['core', 'api', 'ha', 'event-store', 'dashboard'],
-  taskmanager: ['core', 'api', 'ha'],
+  // Blocking result partitions on disk and over the network: TaskManagers and shuffle workers.
+  partition: ['core'],
+  taskmanager: ['core', 'api', 'ha', 'partition'],
   cli: ['core', 'api', 'ha', 'event-store', 'jobmaster', 'taskmanager'],
   // The chaos harness drives clusters through the CLI and reads HA files and event logs.
   chaos: ['core', 'api', 'ha', 'event-store', 'cli', 'example-support'],

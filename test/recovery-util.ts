@@ -207,7 +207,7 @@ export interface PartitionOnDisk {
   readonly dir: string;
 }
 
-/** The partition directories of `jobId` on every TaskManager (see packages/taskmanager/src/partition/README.md). */
+/** The partition directories of `jobId` on every TaskManager (see packages/partition/src/README.md). */
 export async function partitionsOnDisk(cluster: LocalCluster, jobId: string): Promise<PartitionOnDisk[]> {
   const out: PartitionOnDisk[] = [];
   for (const p of await cluster.processes()) {

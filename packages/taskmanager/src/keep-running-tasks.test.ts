@@ -8,7 +8,7 @@ import { EpochFence } from '@rebound/ha';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { JobLeaderService } from './job-leader-service.js';
 import { ModuleCache } from './module-cache.js';
-import { PartitionStore } from './partition/index.js';
+import { PartitionStore } from '@rebound/partition';
 import { ReadCapabilities } from './read-capabilities.js';
 import { TaskExecutor } from './task-executor.js';
 

@@ -9,7 +9,7 @@ import {
   type Logger,
   AddressInUseError,
 } from '@rebound/core';
-import type { PartitionStore } from './partition/index.js';
+import type { PartitionStore } from '@rebound/partition';
 
 export interface TaskManagerMetricsSource {
   readonly id: string;

@@ -3,7 +3,7 @@ import type { ResultPartitionDeploymentDescriptor__Output } from '@rebound/core'
 import { buildJob, defineJob } from '@rebound/api';
 import { EventLoopTurns } from './event-loop-turns.js';
 import { OutputEmitter } from './output-emitter.js';
-import type { ResultPartitionWriter } from './partition/index.js';
+import type { ResultPartitionWriter } from '@rebound/partition';
 
 /** The operators of a keyed count, and the ids its producer's output descriptor names. */
 async function keyedCount(): Promise<{

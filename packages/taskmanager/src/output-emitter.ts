@@ -3,7 +3,7 @@ import { subpartitionOf, type Transformation } from '@rebound/api';
 import { DRAIN_BATCH_SIZE, type EventLoopTurns } from './event-loop-turns.js';
 import { createKeyedAggregator, type Emit, type KeyedAggregator } from './keyed-reducer.js';
 import { keySelectorOf, lookup } from './operator-chain.js';
-import type { ResultPartitionWriter } from './partition/index.js';
+import type { ResultPartitionWriter } from '@rebound/partition';
 
 /**
  * The end of a producing chain: routes records to subpartitions of the task's ResultPartition

@@ -3,7 +3,7 @@ import type { Configuration, Logger } from '@rebound/core';
 import type { HeldOutcomes } from './held-tasks.js';
 import type { JobLeaderService } from './job-leader-service.js';
 import type { ModuleCache } from './module-cache.js';
-import type { PartitionClientPool, PartitionStore } from './partition/index.js';
+import type { PartitionClientPool, PartitionStore } from '@rebound/partition';
 import { attemptKeyOf, taskLogOf, type RunningTask } from './running-task.js';
 import { InputPartitionNotFoundError, runTask } from './task.js';
 

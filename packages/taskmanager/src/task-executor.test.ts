@@ -7,7 +7,7 @@ import type { TaskExecutorGatewayHandlers } from '@rebound/core';
 import { EpochFence } from '@rebound/ha';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ModuleCache } from './module-cache.js';
-import { PartitionStore } from './partition/index.js';
+import { PartitionStore } from '@rebound/partition';
 import { ReadCapabilities } from './read-capabilities.js';
 import { TaskExecutor } from './task-executor.js';
 

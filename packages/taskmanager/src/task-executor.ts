@@ -21,7 +21,7 @@ import type { JobLeaderService } from './job-leader-service.js';
 import { AttemptReceipts, HeldOutcomes, heldTaskOf, keepsRunningTasks } from './held-tasks.js';
 import { JobTimers } from './job-timers.js';
 import type { ModuleCache } from './module-cache.js';
-import { PartitionClientPool, type PartitionStore } from './partition/index.js';
+import { PartitionClientPool, type PartitionStore } from '@rebound/partition';
 import type { ReadCapabilities } from './read-capabilities.js';
 import { attemptKeyOf, taskLogOf, type RunningTask } from './running-task.js';
 import { runTaskAttempt, type TaskAttemptContext } from './task-attempt.js';

@@ -28,7 +28,7 @@ import {
   readRemoteSubpartitions,
   type PartitionClientPool,
   type PartitionStore,
-} from './partition/index.js';
+} from '@rebound/partition';
 import { SinkWriter } from './sink-writer.js';
 
 export interface TaskEnvironment {

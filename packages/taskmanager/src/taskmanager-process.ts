@@ -16,7 +16,7 @@ import { EpochFence, createHaServices, type HighAvailabilityServices } from '@re
 import { JobLeaderService } from './job-leader-service.js';
 import { createTaskManagerRegistry, startMetricsServer } from './metrics-server.js';
 import { ModuleCache } from './module-cache.js';
-import { PartitionStore, createPartitionServiceHandlers } from './partition/index.js';
+import { PartitionStore, createPartitionServiceHandlers } from '@rebound/partition';
 import { ReadCapabilities } from './read-capabilities.js';
 import { TaskExecutor } from './task-executor.js';
 
