@@ -10,6 +10,7 @@ import type { ProtoGrpcType as EventsProto } from './generated/events.js';
 import type { ProtoGrpcType as JobGraphProto } from './generated/jobgraph.js';
 import type { ProtoGrpcType as JobMasterProto } from './generated/jobmaster.js';
 import type { ProtoGrpcType as PartitionProto } from './generated/partition.js';
+import type { ProtoGrpcType as ShuffleProto } from './generated/shuffle.js';
 import type { ProtoGrpcType as TaskExecutorProto } from './generated/taskexecutor.js';
 
 /** Must match the flags in scripts/gen-proto.sh, or the generated types lie. */
@@ -28,6 +29,7 @@ export const PROTO_FILES = [
   'rebound/v1/jobmaster.proto',
   'rebound/v1/taskexecutor.proto',
   'rebound/v1/partition.proto',
+  'rebound/v1/shuffle.proto',
   'rebound/v1/events.proto',
 ];
 
@@ -51,6 +53,7 @@ type AllProtos = CommonProto &
   JobGraphProto &
   JobMasterProto &
   PartitionProto &
+  ShuffleProto &
   TaskExecutorProto;
 export type ReboundProto = AllProtos['rebound']['v1'];
 

@@ -5,6 +5,7 @@ import { PROCESS_OPTIONS, PROCESS_RANGES } from './options-processes.js';
 import { RECOVERY_OPTIONS, RECOVERY_RANGES } from './options-recovery.js';
 import { REST_OPTIONS, REST_RANGES } from './options-rest.js';
 import { SECURITY_OPTIONS, SECURITY_RANGES } from './options-security.js';
+import { SHUFFLE_OPTIONS, SHUFFLE_RANGES } from './options-shuffle.js';
 import type { NumericKeyOf, OptionSpec, Range } from './option-spec.js';
 
 /**
@@ -19,6 +20,7 @@ export const OPTIONS = {
   ...HA_OPTIONS,
   ...REST_OPTIONS,
   ...SECURITY_OPTIONS,
+  ...SHUFFLE_OPTIONS,
   ...DEBUG_OPTIONS,
 } as const satisfies Record<string, OptionSpec>;
 
@@ -32,6 +34,7 @@ export const OPTION_AREAS: readonly Readonly<Record<string, OptionSpec>>[] = [
   HA_OPTIONS,
   REST_OPTIONS,
   SECURITY_OPTIONS,
+  SHUFFLE_OPTIONS,
   DEBUG_OPTIONS,
 ];
 
@@ -47,5 +50,6 @@ export const RANGES: Readonly<Record<NumericKeyOf<typeof OPTIONS>, Range>> = {
   ...HA_RANGES,
   ...REST_RANGES,
   ...SECURITY_RANGES,
+  ...SHUFFLE_RANGES,
   ...DEBUG_RANGES,
 };

@@ -14,6 +14,7 @@ import type { JobVertexInputInfo as _rebound_v1_JobVertexInputInfo, JobVertexInp
 import type { OperatorCoordinatorSnapshot as _rebound_v1_OperatorCoordinatorSnapshot, OperatorCoordinatorSnapshot__Output as _rebound_v1_OperatorCoordinatorSnapshot__Output } from './rebound/v1/OperatorCoordinatorSnapshot.js';
 import type { ResultPartitionId as _rebound_v1_ResultPartitionId, ResultPartitionId__Output as _rebound_v1_ResultPartitionId__Output } from './rebound/v1/ResultPartitionId.js';
 import type { SealedEventFile as _rebound_v1_SealedEventFile, SealedEventFile__Output as _rebound_v1_SealedEventFile__Output } from './rebound/v1/SealedEventFile.js';
+import type { ShuffleWorkerLocation as _rebound_v1_ShuffleWorkerLocation, ShuffleWorkerLocation__Output as _rebound_v1_ShuffleWorkerLocation__Output } from './rebound/v1/ShuffleWorkerLocation.js';
 import type { SubpartitionRange as _rebound_v1_SubpartitionRange, SubpartitionRange__Output as _rebound_v1_SubpartitionRange__Output } from './rebound/v1/SubpartitionRange.js';
 import type { TaskManagerLocation as _rebound_v1_TaskManagerLocation, TaskManagerLocation__Output as _rebound_v1_TaskManagerLocation__Output } from './rebound/v1/TaskManagerLocation.js';
 
@@ -36,6 +37,7 @@ export interface ProtoGrpcType {
       OperatorCoordinatorSnapshot: MessageTypeDefinition<_rebound_v1_OperatorCoordinatorSnapshot, _rebound_v1_OperatorCoordinatorSnapshot__Output>
       ResultPartitionId: MessageTypeDefinition<_rebound_v1_ResultPartitionId, _rebound_v1_ResultPartitionId__Output>
       SealedEventFile: MessageTypeDefinition<_rebound_v1_SealedEventFile, _rebound_v1_SealedEventFile__Output>
+      ShuffleWorkerLocation: MessageTypeDefinition<_rebound_v1_ShuffleWorkerLocation, _rebound_v1_ShuffleWorkerLocation__Output>
       SubpartitionRange: MessageTypeDefinition<_rebound_v1_SubpartitionRange, _rebound_v1_SubpartitionRange__Output>
       TaskManagerLocation: MessageTypeDefinition<_rebound_v1_TaskManagerLocation, _rebound_v1_TaskManagerLocation__Output>
     }

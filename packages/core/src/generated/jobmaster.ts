@@ -15,6 +15,7 @@ import type { JobMasterGatewayClient as _rebound_v1_JobMasterGatewayClient, JobM
 import type { RegisterTaskManagerRequest as _rebound_v1_RegisterTaskManagerRequest, RegisterTaskManagerRequest__Output as _rebound_v1_RegisterTaskManagerRequest__Output } from './rebound/v1/RegisterTaskManagerRequest.js';
 import type { RegisterTaskManagerResponse as _rebound_v1_RegisterTaskManagerResponse, RegisterTaskManagerResponse__Output as _rebound_v1_RegisterTaskManagerResponse__Output } from './rebound/v1/RegisterTaskManagerResponse.js';
 import type { ResultPartitionId as _rebound_v1_ResultPartitionId, ResultPartitionId__Output as _rebound_v1_ResultPartitionId__Output } from './rebound/v1/ResultPartitionId.js';
+import type { ShuffleWorkerLocation as _rebound_v1_ShuffleWorkerLocation, ShuffleWorkerLocation__Output as _rebound_v1_ShuffleWorkerLocation__Output } from './rebound/v1/ShuffleWorkerLocation.js';
 import type { SplitRequest as _rebound_v1_SplitRequest, SplitRequest__Output as _rebound_v1_SplitRequest__Output } from './rebound/v1/SplitRequest.js';
 import type { SplitResponse as _rebound_v1_SplitResponse, SplitResponse__Output as _rebound_v1_SplitResponse__Output } from './rebound/v1/SplitResponse.js';
 import type { TaskExecutionState as _rebound_v1_TaskExecutionState, TaskExecutionState__Output as _rebound_v1_TaskExecutionState__Output } from './rebound/v1/TaskExecutionState.js';
@@ -42,6 +43,7 @@ export interface ProtoGrpcType {
       RegisterTaskManagerRequest: MessageTypeDefinition<_rebound_v1_RegisterTaskManagerRequest, _rebound_v1_RegisterTaskManagerRequest__Output>
       RegisterTaskManagerResponse: MessageTypeDefinition<_rebound_v1_RegisterTaskManagerResponse, _rebound_v1_RegisterTaskManagerResponse__Output>
       ResultPartitionId: MessageTypeDefinition<_rebound_v1_ResultPartitionId, _rebound_v1_ResultPartitionId__Output>
+      ShuffleWorkerLocation: MessageTypeDefinition<_rebound_v1_ShuffleWorkerLocation, _rebound_v1_ShuffleWorkerLocation__Output>
       SplitRequest: MessageTypeDefinition<_rebound_v1_SplitRequest, _rebound_v1_SplitRequest__Output>
       SplitResponse: MessageTypeDefinition<_rebound_v1_SplitResponse, _rebound_v1_SplitResponse__Output>
       TaskExecutionState: MessageTypeDefinition<_rebound_v1_TaskExecutionState, _rebound_v1_TaskExecutionState__Output>

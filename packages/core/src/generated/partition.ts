@@ -9,6 +9,7 @@ import type { PartitionChunk as _rebound_v1_PartitionChunk, PartitionChunk__Outp
 import type { PartitionServiceClient as _rebound_v1_PartitionServiceClient, PartitionServiceDefinition as _rebound_v1_PartitionServiceDefinition } from './rebound/v1/PartitionService.js';
 import type { ReadSubpartitionsRequest as _rebound_v1_ReadSubpartitionsRequest, ReadSubpartitionsRequest__Output as _rebound_v1_ReadSubpartitionsRequest__Output } from './rebound/v1/ReadSubpartitionsRequest.js';
 import type { ResultPartitionId as _rebound_v1_ResultPartitionId, ResultPartitionId__Output as _rebound_v1_ResultPartitionId__Output } from './rebound/v1/ResultPartitionId.js';
+import type { ShuffleWorkerLocation as _rebound_v1_ShuffleWorkerLocation, ShuffleWorkerLocation__Output as _rebound_v1_ShuffleWorkerLocation__Output } from './rebound/v1/ShuffleWorkerLocation.js';
 import type { TaskManagerLocation as _rebound_v1_TaskManagerLocation, TaskManagerLocation__Output as _rebound_v1_TaskManagerLocation__Output } from './rebound/v1/TaskManagerLocation.js';
 
 type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
@@ -25,6 +26,7 @@ export interface ProtoGrpcType {
       PartitionService: SubtypeConstructor<typeof grpc.Client, _rebound_v1_PartitionServiceClient> & { service: _rebound_v1_PartitionServiceDefinition }
       ReadSubpartitionsRequest: MessageTypeDefinition<_rebound_v1_ReadSubpartitionsRequest, _rebound_v1_ReadSubpartitionsRequest__Output>
       ResultPartitionId: MessageTypeDefinition<_rebound_v1_ResultPartitionId, _rebound_v1_ResultPartitionId__Output>
+      ShuffleWorkerLocation: MessageTypeDefinition<_rebound_v1_ShuffleWorkerLocation, _rebound_v1_ShuffleWorkerLocation__Output>
       TaskManagerLocation: MessageTypeDefinition<_rebound_v1_TaskManagerLocation, _rebound_v1_TaskManagerLocation__Output>
     }
   }

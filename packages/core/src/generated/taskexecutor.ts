@@ -35,6 +35,7 @@ import type { ReleasePartitionsRequest as _rebound_v1_ReleasePartitionsRequest, 
 import type { ReleasePartitionsResponse as _rebound_v1_ReleasePartitionsResponse, ReleasePartitionsResponse__Output as _rebound_v1_ReleasePartitionsResponse__Output } from './rebound/v1/ReleasePartitionsResponse.js';
 import type { ResultPartitionDeploymentDescriptor as _rebound_v1_ResultPartitionDeploymentDescriptor, ResultPartitionDeploymentDescriptor__Output as _rebound_v1_ResultPartitionDeploymentDescriptor__Output } from './rebound/v1/ResultPartitionDeploymentDescriptor.js';
 import type { ResultPartitionId as _rebound_v1_ResultPartitionId, ResultPartitionId__Output as _rebound_v1_ResultPartitionId__Output } from './rebound/v1/ResultPartitionId.js';
+import type { ShuffleWorkerLocation as _rebound_v1_ShuffleWorkerLocation, ShuffleWorkerLocation__Output as _rebound_v1_ShuffleWorkerLocation__Output } from './rebound/v1/ShuffleWorkerLocation.js';
 import type { SinkDescriptor as _rebound_v1_SinkDescriptor, SinkDescriptor__Output as _rebound_v1_SinkDescriptor__Output } from './rebound/v1/SinkDescriptor.js';
 import type { SplitRequest as _rebound_v1_SplitRequest, SplitRequest__Output as _rebound_v1_SplitRequest__Output } from './rebound/v1/SplitRequest.js';
 import type { SplitResponse as _rebound_v1_SplitResponse, SplitResponse__Output as _rebound_v1_SplitResponse__Output } from './rebound/v1/SplitResponse.js';
@@ -86,6 +87,7 @@ export interface ProtoGrpcType {
       ReleasePartitionsResponse: MessageTypeDefinition<_rebound_v1_ReleasePartitionsResponse, _rebound_v1_ReleasePartitionsResponse__Output>
       ResultPartitionDeploymentDescriptor: MessageTypeDefinition<_rebound_v1_ResultPartitionDeploymentDescriptor, _rebound_v1_ResultPartitionDeploymentDescriptor__Output>
       ResultPartitionId: MessageTypeDefinition<_rebound_v1_ResultPartitionId, _rebound_v1_ResultPartitionId__Output>
+      ShuffleWorkerLocation: MessageTypeDefinition<_rebound_v1_ShuffleWorkerLocation, _rebound_v1_ShuffleWorkerLocation__Output>
       SinkDescriptor: MessageTypeDefinition<_rebound_v1_SinkDescriptor, _rebound_v1_SinkDescriptor__Output>
       SplitRequest: MessageTypeDefinition<_rebound_v1_SplitRequest, _rebound_v1_SplitRequest__Output>
       SplitResponse: MessageTypeDefinition<_rebound_v1_SplitResponse, _rebound_v1_SplitResponse__Output>

@@ -1,0 +1,15 @@
+// Original file: proto/rebound/v1/shuffle.proto
+
+import type { Long } from '@grpc/proto-loader';
+
+export interface ListShufflePartitionsRequest {
+  'epoch'?: (number | string | Long);
+  'job_id'?: (string);
+  'session_id'?: (string);
+}
+
+export interface ListShufflePartitionsRequest__Output {
+  'epoch': (number);
+  'job_id': (string);
+  'session_id': (string);
+}
