@@ -556,13 +556,13 @@ async function timeParts(
   registry.close();
 
   t = performance.now();
-  const needed = new Map<string, string>();
+  const needed = new Map<string, string[]>();
   const recovered = new Map<string, unknown>();
   for (const ev of graph.allExecutionVertices()) {
     if (ev.state !== 'FINISHED' || ev.jobVertex.consumers.length === 0) continue;
     const key = partitionKey(ev.partitionId());
     recovered.set(key, ev);
-    if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev.location?.task_manager_id ?? '');
+    if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, [ev.location?.task_manager_id ?? '']);
   }
   const rec = new PartitionReconciliation(needed);
   const all: PartitionWithMetrics[] = [];

@@ -1,5 +1,11 @@
 import { ErrorCode, ReboundError, errorMessage, UserCodeError } from '@rebound/core';
-import type { ExecutionAttemptId__Output, TaskDeploymentDescriptor } from '@rebound/core';
+import type {
+  ExecutionAttemptId__Output,
+  ResultPartitionId__Output,
+  ShuffleWorkerLocation__Output,
+  TaskDeploymentDescriptor,
+  TaskManagerLocation__Output,
+} from '@rebound/core';
 import type { ExecutionGraph, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
 import { decideVertexParallelismAndInputs } from './parallelism-decider.js';
 import type { SchedulingContext } from './scheduling-context.js';
@@ -182,6 +188,23 @@ export class AdaptiveBatchScheduler {
 
   private deploy(ev: ExecutionVertex, tm: RegisteredTaskManager): void {
     const ejv = ev.jobVertex;
+    let shuffleWorkers: ShuffleWorkerLocation__Output[] = [];
+    try {
+      if (ejv.consumers.length > 0) {
+        shuffleWorkers = this.ctx.shuffleMaster.registerPartitionWithProducer(
+          ejv.graph.jobId,
+          { ...ev.partitionId(), epoch: this.ctx.epoch },
+          { task_manager_id: tm.id, address: tm.address },
+        );
+      }
+    } catch (err) {
+      if ((err as ReboundError).code !== ErrorCode.UNAVAILABLE) throw err;
+      // No shuffle worker to write to (none registered yet, or every one is gone): not a failure
+      // of the task. It stays CREATED and is deployed when a worker registers.
+      this.ctx.registry.freeSlot(tm.id);
+      this.ctx.logger.warn({ vertexId: ejv.id, subtask: ev.subtask, err: errorMessage(err) }, 'deployment deferred');
+      return;
+    }
     this.graph.transition(ev, 'DEPLOYING');
     ev.attemptEpoch = this.ctx.epoch;
     ev.location = { task_manager_id: tm.id, address: tm.address };
@@ -195,7 +218,7 @@ export class AdaptiveBatchScheduler {
         this.ctx.epoch,
       );
     }
-    const tdd = this.deploymentDescriptor(ev);
+    const tdd = this.deploymentDescriptor(ev, shuffleWorkers);
     // The answer may come after this attempt was canceled or replaced: act on this attempt only.
     const id = attemptIdOf(ev);
     this.ctx.gateway.deployTask(tm, tdd).then(
@@ -232,7 +255,21 @@ export class AdaptiveBatchScheduler {
     );
   }
 
-  private deploymentDescriptor(ev: ExecutionVertex): TaskDeploymentDescriptor {
+  /** Where a finished producer's partition is read from, when shuffle workers keep it. */
+  private shuffleWorkersOf(
+    partition: ResultPartitionId__Output,
+    producer: TaskManagerLocation__Output,
+  ): ShuffleWorkerLocation__Output[] {
+    return this.ctx.shuffleMaster
+      .holdersOf(this.graph.jobId, partition, producer)
+      .filter((h) => h.kind === 'shuffle-worker')
+      .map((h) => ({ worker_id: h.id, address: h.address }));
+  }
+
+  private deploymentDescriptor(
+    ev: ExecutionVertex,
+    shuffleWorkers: ShuffleWorkerLocation__Output[],
+  ): TaskDeploymentDescriptor {
     const jobGraph = this.ctx.job.jobGraph;
     const ejv = ev.jobVertex;
     const jv = ejv.jobVertex;
@@ -245,7 +282,11 @@ export class AdaptiveBatchScheduler {
         distribution: edge.distribution,
         subpartition_start: range.start,
         subpartition_end: range.end,
-        partitions: producer.vertices.map((pv) => ({ partition_id: pv.partitionId(), location: pv.location })),
+        partitions: producer.vertices.map((pv) => ({
+          partition_id: pv.partitionId(),
+          location: pv.location,
+          shuffle_workers: pv.location ? this.shuffleWorkersOf(pv.partitionId(), pv.location) : [],
+        })),
       };
     });
     const consumer = ejv.consumers[0];
@@ -265,6 +306,7 @@ export class AdaptiveBatchScheduler {
             distribution: outEdge.distribution,
             key_selector_id: outEdge.key_selector_id,
             combiner_id: outEdge.combiner_id,
+            shuffle_workers: shuffleWorkers,
           }
         : null,
       module_digest: jobGraph.module_digest,

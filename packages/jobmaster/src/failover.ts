@@ -78,6 +78,25 @@ export class Failover {
     this.restartTasks(toReset, `TaskManager ${tmId} lost: ${reason}`);
   }
 
+  /**
+   * Finished partitions are gone with every holder that kept them (a shuffle worker died): their
+   * producers rerun if a consumer still needs them. Consumers reading them fail on their own
+   * (PARTITION_NOT_FOUND) and restart with the producer.
+   */
+  onPartitionsLost(partitions: readonly ResultPartitionId__Output[], reason: string): void {
+    if (this.ctx.job.state !== 'RUNNING') return;
+    const toReset: ExecutionVertex[] = [];
+    for (const p of partitions) {
+      const ev = this.graph.executionVertex(p.vertex_id, p.subtask);
+      if (!ev || ev.state !== 'FINISHED' || ev.attempt !== p.attempt || ev.attemptEpoch !== p.epoch) continue;
+      if (ev.jobVertex.consumers.some((c) => !c.isFinished())) toReset.push(ev);
+    }
+    if (toReset.length === 0) return;
+    this.ctx.exceptionHistory.record(toReset, 'PartitionLost', reason, this.ctx.clock.now());
+    this.ctx.logger.warn({ tasks: toReset.map((e) => e.key), reason }, 'partitions lost; their producers rerun');
+    this.restartTasks(toReset, reason);
+  }
+
   private restartTasks(failed: ExecutionVertex[], reason: string): void {
     const evs = this.ctx.coordinators.withWholeSources(failed);
     for (const ev of evs) {

@@ -115,6 +115,7 @@ export class JobMaster {
       partitionReadCapability: ctx.partitionReadCapability,
       registry,
       gateway,
+      shuffleMaster,
       clock,
       logger,
       crashPoints,
@@ -155,7 +156,8 @@ export class JobMaster {
       : new DummyBatchJobRecoveryHandler({ job: this, epoch, gateway, logger });
     shuffleMaster.registerJob({
       jobId: jobGraph.job_id,
-      partitionsReported: (reports) => this.recovery.onPartitionsReported(reports),
+      partitionsReported: (reports, from) => this.recovery.onPartitionsReported(reports, from),
+      partitionsLost: (partitions, reason) => this.failover.onPartitionsLost(partitions, reason),
     });
   }
 
@@ -294,7 +296,7 @@ export class JobMaster {
   /** A TaskManager is gone: its running tasks failed, and finished partitions on it are lost. */
   /** `partitionsKept`: the same TaskManager process registered again, still holding this job's partitions. */
   onTaskManagerLost(tmId: string, reason: string, partitionsKept = false): void {
-    this.failover.onTaskManagerLost(tmId, reason, partitionsKept);
+    this.failover.onTaskManagerLost(tmId, reason, partitionsKept || this.shuffleMaster.partitionsOutliveTaskManagers);
   }
 
   requestSplit(req: TaskSplitRequest): SplitResponse {

@@ -285,6 +285,7 @@ export class JobRunner {
       logger.error({ jobId: job.jobId, err: errorMessage(err) }, 'cannot record the terminal state of a job');
     }
     this.jobs.delete(job.jobId);
+    this.shuffleMaster.releaseJob(job.jobId);
     for (const tm of registry.all()) {
       gateway
         .disconnectJob(tm, { epoch, job_id: job.jobId, release_partitions: true })
@@ -294,6 +295,11 @@ export class JobRunner {
 
   onTaskManagerRegistered(tm: RegisteredTaskManager, retainedJobIds: readonly string[]): void {
     for (const job of this.jobs.values()) job.onTaskManagerRegistered(tm, retainedJobIds);
+    this.scheduleAll();
+  }
+
+  /** A shuffle worker registered: deployments that waited for one can go now. */
+  onShuffleWorkerRegistered(): void {
     this.scheduleAll();
   }
 

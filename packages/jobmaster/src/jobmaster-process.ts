@@ -12,7 +12,14 @@ import {
   shutdownServer,
   systemClock,
 } from '@rebound/core';
-import type { Clock, Configuration, DispatcherHandlers, JobMasterGatewayHandlers, Logger } from '@rebound/core';
+import type {
+  Clock,
+  Configuration,
+  DispatcherHandlers,
+  JobMasterGatewayHandlers,
+  Logger,
+  ShuffleMasterGatewayHandlers,
+} from '@rebound/core';
 import { createHaServices, type HighAvailabilityServices } from '@rebound/ha';
 import { handleResultStream } from './dispatcher/result-stream.js';
 import { JobModuleProbe } from './job-module-probe.js';
@@ -91,6 +98,16 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
     }),
   };
 
+  const shuffleGateway: ShuffleMasterGatewayHandlers = {
+    RegisterShuffleWorker: handleUnary((req) => {
+      const l = requireLeader();
+      if (req.epoch > l.epoch)
+        throw new NotLeaderError(`epoch ${l.epoch} is older than the epoch ${req.epoch} the shuffle worker knows`);
+      return l.shuffleWorkers.register(req);
+    }),
+    ShuffleWorkerHeartbeat: handleUnary((req) => requireLeader().shuffleWorkers.heartbeat(req)),
+  };
+
   // A standby is a healthy process ("" SERVING) whose Dispatcher is not serving: probes that
   // ask for the Dispatcher find the leader, container healthchecks ask for the process.
   const health = new HealthStatusManager(
@@ -105,6 +122,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   const server = new grpc.Server(security.serverOptions({ 'grpc.max_receive_message_length': 256 * 1024 * 1024 }));
   server.addService(proto.Dispatcher.service, dispatcher);
   server.addService(proto.JobMasterGateway.service, gateway);
+  server.addService(proto.ShuffleMasterGateway.service, shuffleGateway);
   server.addService(loadHealthProto().Health.service, health.handlers());
   const host = config.getString('jobmaster.bind-host');
   const port = await bindServer(server, host, config.getInt('jobmaster.port'), security.serverCredentials());

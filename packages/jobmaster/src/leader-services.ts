@@ -28,6 +28,8 @@ import { JobRecords } from './job-records.js';
 import { JobRunner } from './job-runner.js';
 import type { LeaderView } from './rest/leader-view.js';
 import { taskManagerDirectoryOf } from './recovery/task-manager-directory.js';
+import { RemoteShuffleMaster } from './shuffle/remote-shuffle-master.js';
+import { ShuffleWorkerRegistry } from './shuffle/shuffle-worker-registry.js';
 import { RpcTaskExecutorGateway } from './task-executor-gateway.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
 
@@ -57,6 +59,8 @@ export interface LeaderServicesOptions {
 export class LeaderServices implements LeaderView {
   readonly epoch: number;
   readonly registry: TaskManagerRegistry;
+  /** The shuffle workers registered with this leader (remote shuffle). */
+  readonly shuffleWorkers: ShuffleWorkerRegistry;
   readonly dispatcher: Dispatcher;
   private readonly runner: JobRunner;
   private readonly store: JobGraphStore;
@@ -99,6 +103,30 @@ export class LeaderServices implements LeaderView {
       logger.child({ component: 'TaskManagerRegistry' }),
       clock,
     );
+    let remoteShuffle: RemoteShuffleMaster | undefined;
+    this.shuffleWorkers = new ShuffleWorkerRegistry({
+      epoch,
+      jobmasterId: opts.jobmasterId,
+      config,
+      listener: {
+        onShuffleWorkerRegistered: (worker) => {
+          remoteShuffle?.onShuffleWorkerRegistered(worker);
+          this.runner.onShuffleWorkerRegistered();
+        },
+        onShuffleWorkerLost: (workerId, reason) => remoteShuffle?.onShuffleWorkerLost(workerId, reason),
+      },
+      liveJobs: () => this.runner.jobIds(),
+      logger: logger.child({ component: 'ShuffleWorkerRegistry' }),
+      clock,
+    });
+    if (config.getString('shuffle.type') === 'remote') {
+      remoteShuffle = new RemoteShuffleMaster({
+        epoch,
+        workers: this.shuffleWorkers,
+        replicas: config.getInt('shuffle.remote.replicas'),
+        logger: logger.child({ component: 'RemoteShuffleMaster' }),
+      });
+    }
     this.runner = new JobRunner({
       epoch,
       jobmasterId: opts.jobmasterId,
@@ -117,6 +145,7 @@ export class LeaderServices implements LeaderView {
       electedAtMs: this.electedAtMs,
       previousLeaderLastHeardMs: opts.previousLeaderLastHeardMs,
       taskManagerDirectory: taskManagerDirectoryOf(opts.ha.endpoints()),
+      ...(remoteShuffle ? { shuffleMaster: remoteShuffle } : {}),
     });
     this.dispatcher = new Dispatcher({
       epoch,
@@ -132,6 +161,7 @@ export class LeaderServices implements LeaderView {
 
   async start(): Promise<void> {
     this.registry.start();
+    this.shuffleWorkers.start();
     await this.runner.recoverJobs();
     this.dispatcher.start();
   }
@@ -250,5 +280,6 @@ export class LeaderServices implements LeaderView {
     this.dispatcher.close();
     await this.runner.close();
     this.registry.close();
+    this.shuffleWorkers.close();
   }
 }

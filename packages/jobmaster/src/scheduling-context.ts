@@ -2,6 +2,7 @@ import type { Configuration, ExecutionAttemptId__Output, JobGraph__Output, JobSt
 import type { ExecutionGraph } from './execution-graph.js';
 import type { JobMasterLeaderContext, JobPersistence } from './job-master-context.js';
 import type { OperatorCoordinators } from './operator-coordinators.js';
+import type { ShuffleMaster } from './shuffle/shuffle-master.js';
 import type { TaskExecutorGateway } from './task-executor-gateway.js';
 
 /** The job as the scheduler sees it: the JobMaster owns its state and decides its end. */
@@ -30,5 +31,7 @@ export interface SchedulingContext
   /** The restart strategy's delay: a deployment the TaskManager refused for want of a slot waits as long. */
   readonly restartDelayMs: number;
   readonly gateway: TaskExecutorGateway;
+  /** Chooses where each producer's partition goes, and tells consumers where to read it. */
+  readonly shuffleMaster: Pick<ShuffleMaster, 'registerPartitionWithProducer' | 'holdersOf'>;
   readonly logger: Logger;
 }

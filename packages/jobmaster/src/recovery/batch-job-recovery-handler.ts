@@ -1,4 +1,4 @@
-import type { PartitionWithMetrics } from '../shuffle/shuffle-master.js';
+import type { PartitionHolder, PartitionWithMetrics } from '../shuffle/shuffle-master.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
 
 /**
@@ -19,7 +19,7 @@ export interface BatchJobRecoveryHandler {
    */
   startRecovering(): Promise<boolean>;
   /** The ShuffleMaster learned where partitions of the job are kept (during a reconciliation). */
-  onPartitionsReported(reports: readonly PartitionWithMetrics[]): void;
+  onPartitionsReported(reports: readonly PartitionWithMetrics[], from?: PartitionHolder): void;
   /** A TaskManager registered with this leader, holding retained partitions of `retainedJobs`. */
   onTaskManagerRegistered(tm: RegisteredTaskManager, retainedJobs: readonly string[]): void;
   /** The job runs: a TaskManager that registers from now on loses what it kept of this job. */

@@ -177,6 +177,11 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       recovered.set(key, ev);
       if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev);
     }
+    const shuffleMaster = this.ctx.shuffleMaster;
+    const jobId = this.ctx.job.jobId;
+    // Where each finished execution's partition is kept: its TaskManager, or shuffle workers.
+    const holderIds = (ev: ExecutionVertex): string[] =>
+      ev.location ? shuffleMaster.holdersOf(jobId, ev.partitionId(), ev.location).map((h) => h.id) : [];
     const timeoutMs = this.ctx.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
     const adoption = this.keepRunning ? new TaskAdoption() : undefined;
     // The attempts that may be running somewhere: unfinished subtasks whose inputs are all there.
@@ -194,12 +199,14 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
           .allExecutionVertices()
           .filter((ev) => ev.state === 'FINISHED')
           .map((ev) => ev.location?.task_manager_id ?? ''),
+        // And the holders that keep the needed partitions (shuffle workers, with remote shuffle).
+        ...[...needed.values()].flatMap(holderIds),
       ].filter((id) => id !== ''),
       this.ctx.taskManagerDirectory,
       this.ctx.logger,
     );
     const rec = new PartitionReconciliation(
-      new Map([...needed].map(([key, ev]) => [key, ev.location?.task_manager_id ?? ''])),
+      new Map([...needed].map(([key, ev]) => [key, holderIds(ev)])),
       awaited,
       (key) => adoption?.hasReport(key) ?? true,
       () => settlement.allSettled(),
@@ -238,26 +245,32 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       }
     }
 
-    const shuffleMaster = this.ctx.shuffleMaster;
-    const jobId = this.ctx.job.jobId;
     const reports = await shuffleMaster.getAllPartitionWithMetrics(jobId);
     let reused = 0;
     let reusedBytes = 0;
     let releasedBytes = 0;
+    const reusedKeys = new Set<string>();
     const release = new Map<string, { holder: PartitionHolder; ids: ResultPartitionId[] }>();
     for (const r of reports) {
       const key = partitionKey(r.partition.partition_id!);
       const recoveredEv = recovered.get(key);
-      // Only the copy on the holder the finished event names is that execution's output.
-      const ev = recoveredEv?.location?.task_manager_id === r.holder.id ? recoveredEv : undefined;
+      // Only a copy on a holder the finished execution wrote to is that execution's output.
+      const ev = recoveredEv && holderIds(recoveredEv).includes(r.holder.id) ? recoveredEv : undefined;
       const bytes = r.partition.total_bytes;
-      if (ev && needed.has(key)) {
+      // A TaskManager shuffle partition is read where it was found; a shuffle worker's address is
+      // the ShuffleMaster's to know.
+      if (ev && r.holder.kind === 'taskmanager') {
         ev.location = { task_manager_id: r.holder.id, address: r.holder.address };
-        reusedBytes += bytes;
-        reused++;
+      }
+      if (ev && needed.has(key)) {
+        // Replicas report the same partition: it is reused once.
+        if (!reusedKeys.has(key)) {
+          reusedKeys.add(key);
+          reusedBytes += bytes;
+          reused++;
+        }
       } else if (ev) {
         // Kept as a finished execution's output, though no consumer needs it any more.
-        ev.location = { task_manager_id: r.holder.id, address: r.holder.address };
       } else {
         releasedBytes += bytes;
         const entry = release.get(r.holder.id) ?? { holder: r.holder, ids: [] };
@@ -275,7 +288,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       ),
     );
     const missing = [...needed]
-      .filter(([key, ev]) => !rec.reportedBy(key, ev.location?.task_manager_id ?? ''))
+      .filter(([key, ev]) => !holderIds(ev).some((id) => rec.reportedBy(key, id)))
       .map(([, ev]) => ev);
     report.partitions_reused = reused;
     report.partition_bytes_reused = reusedBytes;
@@ -375,7 +388,8 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     );
   }
 
-  onPartitionsReported(reports: readonly PartitionWithMetrics[]): void {
+  onPartitionsReported(reports: readonly PartitionWithMetrics[], from?: PartitionHolder): void {
+    if (from) this.settlement?.answered(from.id);
     this.reconciliation?.add(reports);
   }
 

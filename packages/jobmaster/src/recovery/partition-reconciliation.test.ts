@@ -11,7 +11,7 @@ const report = (holder: string): PartitionWithMetrics => ({
 
 describe('PartitionReconciliation.wait', () => {
   it('says what ended the wait: everything back, every holder settled, or the timeout', async () => {
-    const needed = new Map([[partitionKey(id), 'tm-1']]);
+    const needed = new Map([[partitionKey(id), ['tm-1']]]);
 
     const back = new PartitionReconciliation(needed);
     const waiting = back.wait(60_000);

@@ -20,15 +20,15 @@ export class PartitionReconciliation {
   private wake: (() => void) | undefined;
 
   /**
-   * `needed`: partition key → id of the holder the finished event names (its producer's
-   * TaskManager). `awaitedTasks`: executions
+   * `needed`: partition key → ids of the holders that keep it (its producer's TaskManager, or the
+   * shuffle workers it wrote to); one of them reporting it is enough. `awaitedTasks`: executions
    * (keys) whose attempts may have kept running through the failover (keep-running-tasks): the
    * wait also ends early only once some TaskManager reported each (`hasTask`). `allSettled`:
    * every TaskManager that may hold something of the job answered or is known gone, so nothing
    * more can come; the wait ends then too.
    */
   constructor(
-    private readonly needed: ReadonlyMap<string, string>,
+    private readonly needed: ReadonlyMap<string, readonly string[]>,
     private readonly awaitedTasks: readonly string[] = [],
     private readonly hasTask: (key: string) => boolean = () => true,
     private readonly allSettled: () => boolean = () => false,
@@ -52,7 +52,7 @@ export class PartitionReconciliation {
       let keys = this.reported.get(holder.id);
       if (!keys) this.reported.set(holder.id, (keys = new Set()));
       keys.add(key);
-      if (this.needed.get(key) === holder.id) this.found.add(key);
+      if (this.needed.get(key)?.includes(holder.id)) this.found.add(key);
     }
     this.wake?.();
   }

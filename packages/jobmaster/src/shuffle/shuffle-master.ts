@@ -1,4 +1,10 @@
-import type { PartitionWithMetrics__Output, ResultPartitionId } from '@rebound/core';
+import type {
+  PartitionWithMetrics__Output,
+  ResultPartitionId,
+  ResultPartitionId__Output,
+  ShuffleWorkerLocation__Output,
+  TaskManagerLocation__Output,
+} from '@rebound/core';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
 
 /**
@@ -58,7 +64,16 @@ export interface ShuffleMasterSnapshotContext {
  */
 export interface JobShuffleContext {
   readonly jobId: string;
-  partitionsReported(reports: readonly PartitionWithMetrics[]): void;
+  /**
+   * Reports of the job's partitions arrived. `from`: the holder that answered, when the answer is
+   * all it holds of the job (even if empty): the reconnect wait no longer waits for it.
+   */
+  partitionsReported(reports: readonly PartitionWithMetrics[], from?: PartitionHolder): void;
+  /**
+   * Finished partitions of the job are lost for good (every holder of each is gone): their
+   * producers must run again if a consumer still needs them.
+   */
+  partitionsLost(partitions: readonly ResultPartitionId__Output[], reason: string): void;
 }
 
 /**
@@ -73,8 +88,31 @@ export interface JobShuffleContext {
 export interface ShuffleMaster {
   /** The kind of shuffle, as the job status names it (`taskmanager` for the default). */
   readonly type: string;
+  /**
+   * Whether a finished partition outlives the TaskManager that produced it (Flink's
+   * `ShuffleDescriptor.storesLocalResourcesOn()` being empty): then a lost TaskManager costs
+   * only its running tasks.
+   */
+  readonly partitionsOutliveTaskManagers: boolean;
+  /**
+   * A producer is about to be deployed (Flink's `registerPartitionWithProducer`): the shuffle
+   * workers it must write its partition to, first the primary; none when it keeps the partition.
+   */
+  registerPartitionWithProducer(
+    jobId: string,
+    partition: ResultPartitionId,
+    producer: TaskManagerLocation__Output,
+  ): ShuffleWorkerLocation__Output[];
+  /**
+   * Where the finished partition is kept, as the holders to read it from, in order.
+   * `producer`: the TaskManager that produced it (where the TaskManager shuffle keeps it).
+   */
+  holdersOf(jobId: string, partition: ResultPartitionId, producer: TaskManagerLocation__Output): PartitionHolder[];
   registerJob(context: JobShuffleContext): void;
+  /** The job is no longer served by this leadership (it ended, or the leadership did). */
   unregisterJob(jobId: string): void;
+  /** The job ended for good: whatever the shuffle keeps of it can go. */
+  releaseJob(jobId: string): void;
   /**
    * Whether a later leader can rebuild this ShuffleMaster's state from its snapshots. Without it
    * batch job recovery is off for every job: their finished work could not be found again.

@@ -1,4 +1,9 @@
-import type { PartitionWithMetrics__Output, ResultPartitionId } from '@rebound/core';
+import type {
+  PartitionWithMetrics__Output,
+  ResultPartitionId,
+  ShuffleWorkerLocation__Output,
+  TaskManagerLocation__Output,
+} from '@rebound/core';
 import type { TaskExecutorGateway } from '../task-executor-gateway.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
 import {
@@ -38,6 +43,7 @@ interface Collecting {
  */
 export class TaskManagerShuffleMaster implements ShuffleMaster {
   readonly type: string = 'taskmanager';
+  readonly partitionsOutliveTaskManagers = false;
   private readonly jobs = new Map<string, JobShuffleContext>();
   private readonly collecting = new Map<string, Collecting>();
 
@@ -54,6 +60,17 @@ export class TaskManagerShuffleMaster implements ShuffleMaster {
 
   supportsBatchSnapshot(): boolean {
     return true;
+  }
+
+  /** The JobRunner's DisconnectJob releases a finished job's partitions on every TaskManager. */
+  releaseJob(): void {}
+
+  registerPartitionWithProducer(): ShuffleWorkerLocation__Output[] {
+    return [];
+  }
+
+  holdersOf(_jobId: string, _partition: ResultPartitionId, producer: TaskManagerLocation__Output): PartitionHolder[] {
+    return [{ kind: 'taskmanager', id: producer.task_manager_id, address: producer.address }];
   }
 
   snapshotState(_context: ShuffleMasterSnapshotContext): ShuffleMasterSnapshot {
@@ -77,7 +94,7 @@ export class TaskManagerShuffleMaster implements ShuffleMaster {
     const reports = partitions.filter((p) => p.partition_id).map((partition) => ({ holder, partition }));
     c.taskManagers.set(tm.id, tm);
     c.reports.set(tm.id, reports);
-    this.jobs.get(jobId)?.partitionsReported(reports);
+    this.jobs.get(jobId)?.partitionsReported(reports, holder);
   }
 
   getAllPartitionWithMetrics(jobId: string): Promise<PartitionWithMetrics[]> {
