@@ -11,10 +11,10 @@ import { TMP_MARKER, isErrno } from './ha-dir.js';
  */
 export interface ProcessEndpoint {
   readonly id: string;
-  readonly role: 'jobmaster' | 'taskmanager';
+  readonly role: ProcessRole;
   /** JobMasters: REST API, dashboard and /metrics. */
   readonly restUrl?: string;
-  /** TaskManagers: Prometheus /metrics. */
+  /** TaskManagers and shuffle workers: Prometheus /metrics. */
   readonly metricsUrl?: string;
   /** gRPC address. */
   readonly address: string;
@@ -24,6 +24,9 @@ export interface ProcessEndpoint {
 }
 
 export const ENDPOINTS_DIR = 'endpoints';
+
+export type ProcessRole = 'jobmaster' | 'taskmanager' | 'shuffle-worker';
+const ROLES: ReadonlySet<string> = new Set<ProcessRole>(['jobmaster', 'taskmanager', 'shuffle-worker']);
 
 const endpointsDir = (haDir: string): string => join(haDir, ENDPOINTS_DIR);
 const SAFE_ID = /^[A-Za-z0-9._-]+$/;
@@ -63,10 +66,10 @@ export const encodeEndpoint = (ep: ProcessEndpoint): string => `${JSON.stringify
 export function parseEndpoint(text: string): ProcessEndpoint | undefined {
   try {
     const o = JSON.parse(text) as Partial<ProcessEndpoint>;
-    if (typeof o.id !== 'string' || (o.role !== 'jobmaster' && o.role !== 'taskmanager')) return undefined;
+    if (typeof o.id !== 'string' || typeof o.role !== 'string' || !ROLES.has(o.role)) return undefined;
     return {
       id: o.id,
-      role: o.role,
+      role: o.role as ProcessRole,
       ...(typeof o.restUrl === 'string' ? { restUrl: o.restUrl } : {}),
       ...(typeof o.metricsUrl === 'string' ? { metricsUrl: o.metricsUrl } : {}),
       address: typeof o.address === 'string' ? o.address : '',

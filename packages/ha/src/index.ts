@@ -52,6 +52,7 @@ export type { JobRecord, JobRecordDriver } from './job-record-driver.js';
 export { EpochFence, UnconfirmedEpochError, type LeaderEpochSource } from './epoch-fence.js';
 export {
   type ProcessEndpoint,
+  type ProcessRole,
   type ProcessEndpointInput,
   type EndpointRegistry,
   ENDPOINTS_DIR,

@@ -17,7 +17,9 @@ export interface TaskManagerDirectory {
 
 /** The directory of the processes' published endpoints (`HighAvailabilityServices.endpoints()`). */
 export function taskManagerDirectoryOf(endpoints: EndpointRegistry): TaskManagerDirectory {
-  const taskManagers = async () => (await endpoints.list()).filter((e) => e.role === 'taskmanager');
+  // Shuffle workers hold partitions too (remote shuffle): a reconciling leader waits for them alike.
+  const taskManagers = async () =>
+    (await endpoints.list()).filter((e) => e.role === 'taskmanager' || e.role === 'shuffle-worker');
   return {
     published: async () => (await taskManagers()).map((e) => e.id),
     gone: async (ids) => {
