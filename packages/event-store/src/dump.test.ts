@@ -86,6 +86,22 @@ describe('dumpJobEvents', () => {
     );
     expect(line).toContain('coordinator snapshots of source-0 (4 B)');
     expect(line).toContain('shuffle-master snapshot (2 B)');
+    // The remote shuffle's snapshot says where it placed partitions.
+    const placements = {
+      v: 1,
+      partitions: [
+        { id: { vertex_id: 'map', subtask: 0 }, workers: [{ worker_id: 'sw-1' }, { worker_id: 'sw-2' }] },
+        { id: { vertex_id: 'map', subtask: 1 }, workers: [{ worker_id: 'sw-2' }] },
+      ],
+      released: ['k'],
+    };
+    const remote = structuredClone(events[1]!);
+    if (remote.type !== 'ExecutionVertexFinished') throw new Error('expected a finished event');
+    remote.event.shuffle_master_snapshot = Buffer.from(JSON.stringify(placements));
+    remote.event.shuffle_master_snapshot_incremental = true;
+    expect(formatEventLine(remote)).toMatch(
+      /incremental shuffle-master snapshot \(\d+ B: 2 partitions on sw-1 1, sw-2 2, 1 released\)/,
+    );
     expect(formatEventLine(events[3]!)).toContain('vertex-1 parallelism 1, inputs vertex-0 [0-1]');
     expect(formatEventLine(events[4]!)).toContain('ExecutionVertexReset');
     const text = formatSummary(summary);

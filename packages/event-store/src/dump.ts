@@ -100,6 +100,31 @@ function ranges(list: ReadonlyArray<{ start: number; end: number }>): string {
   return list.length > 4 ? `${shown.join(' ')} … (${list.length} subtasks)` : shown.join(' ');
 }
 
+/**
+ * The remote shuffle's snapshot is JSON (`{v: 1, partitions: [{id, workers}], released?}`): say
+ * how many partitions it places on which workers. Any other snapshot is shown by its size only.
+ */
+function describePlacements(bytes: Uint8Array): string | undefined {
+  let json: unknown;
+  try {
+    json = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    return undefined;
+  }
+  const j = json as { partitions?: unknown; released?: unknown } | null;
+  if (!j || !Array.isArray(j.partitions)) return undefined;
+  const perWorker = new Map<string, number>();
+  for (const p of j.partitions as { workers?: { worker_id?: unknown }[] }[]) {
+    for (const w of Array.isArray(p?.workers) ? p.workers : []) {
+      const id = typeof w?.worker_id === 'string' ? w.worker_id : '?';
+      perWorker.set(id, (perWorker.get(id) ?? 0) + 1);
+    }
+  }
+  const on = [...perWorker].map(([id, n]) => `${id} ${n}`).join(', ');
+  const released = Array.isArray(j.released) && j.released.length > 0 ? `, ${j.released.length} released` : '';
+  return `${j.partitions.length} partition${j.partitions.length === 1 ? '' : 's'}${on ? ` on ${on}` : ''}${released}`;
+}
+
 function describe(record: JobEventRecord): string {
   switch (record.type) {
     case 'ExecutionJobVertexInitialized': {
@@ -126,10 +151,12 @@ function describe(record: JobEventRecord): string {
       if (e.coordinator_increments.length) {
         parts.push(`coordinator increments of ${e.coordinator_increments.map((s) => s.operator_id).join(', ')}`);
       }
-      if (e.has_shuffle_master_snapshot)
+      if (e.has_shuffle_master_snapshot) {
+        const placed = describePlacements(e.shuffle_master_snapshot);
         parts.push(
-          `${e.shuffle_master_snapshot_incremental ? 'incremental' : 'full'} shuffle-master snapshot (${formatBytes(e.shuffle_master_snapshot.length)})`,
+          `${e.shuffle_master_snapshot_incremental ? 'incremental' : 'full'} shuffle-master snapshot (${formatBytes(e.shuffle_master_snapshot.length)}${placed ? `: ${placed}` : ''})`,
         );
+      }
       return parts.join(', ');
     }
     case 'ExecutionVertexReset': {
