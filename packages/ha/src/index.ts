@@ -58,3 +58,12 @@ export {
   ENDPOINTS_DIR,
   FileEndpointRegistry,
 } from './endpoints.js';
+export {
+  LeaderLink,
+  type LeaderLinkOptions,
+  type LeaderLinkProtocol,
+  type LeaderLinkListener,
+  type LeaderRegistration,
+  type LeaderConnection,
+} from './leader-link.js';
+export { LeaderCallGuard } from './leader-call-guard.js';

@@ -18,7 +18,7 @@ import type {
   SplitResponse__Output,
   TaskExecutionState,
 } from '@rebound/core';
-import type { LeaderInfo, LeaderRetrieval } from '@rebound/ha';
+import { LeaderLink, type LeaderConnection, type LeaderRetrieval } from '@rebound/ha';
 
 export interface JobLeaderListener {
   /**
@@ -32,32 +32,14 @@ export interface JobLeaderListener {
   onJobMasterLost(epoch: number, reason: string): void;
 }
 
-interface Connection {
-  /** Epoch raised to the one the JobMaster answered a registration with, when newer. */
-  leader: LeaderInfo;
-  readonly client: JobMasterGatewayClient;
-  /** Aborted when the connection is dropped: cancels its registration or heartbeat in flight. */
-  readonly dropped: AbortController;
-  registered: boolean;
-  lastAckMs: number;
-  heartbeatIntervalMs: number;
-  heartbeatTimeoutMs: number;
-}
-
 /**
  * The TaskManager's link to the leading JobMaster (Flink's JobLeaderService + heartbeat manager):
- * follows leader.json, registers, heartbeats, detects the loss of the JobMaster, and keeps
- * trying to register with whichever JobMaster leads.
+ * the generic LeaderLink of @rebound/ha speaking JobMasterGateway, and the calls a running task
+ * makes to the JobMaster that deployed it.
  */
 export class JobLeaderService {
-  private readonly retrieval: LeaderRetrieval;
-  private conn: Connection | undefined;
-  private stopped = false;
-  private loop: Promise<void> | undefined;
-  private wake: (() => void) | undefined;
+  private readonly link: LeaderLink<JobMasterGatewayClient>;
   private readonly rpcTimeoutMs: number;
-  private readonly pollMs: number;
-  private readonly security: ClusterSecurity;
 
   constructor(
     private readonly opts: {
@@ -74,169 +56,101 @@ export class JobLeaderService {
       running: () => { job_id: string; vertex_id: string; subtask: number; attempt: number }[];
       retainedJobs: () => string[];
     },
-    private readonly listener: JobLeaderListener,
+    listener: JobLeaderListener,
   ) {
-    this.retrieval = opts.retrieval;
     this.rpcTimeoutMs = opts.config.getDurationMs('rpc.timeout');
-    this.pollMs = opts.config.getDurationMs('high-availability.lease.poll-interval');
-    this.security = ClusterSecurity.of(opts.config);
+    const security = ClusterSecurity.of(opts.config);
+    this.link = new LeaderLink<JobMasterGatewayClient>(
+      {
+        retrieval: opts.retrieval,
+        logger: opts.logger,
+        clock: opts.clock,
+        rpcTimeoutMs: this.rpcTimeoutMs,
+        retryMs: opts.config.getDurationMs('high-availability.lease.poll-interval'),
+        heartbeatIntervalMs: opts.config.getDurationMs('heartbeat.interval'),
+        heartbeatTimeoutMs: opts.config.getDurationMs('heartbeat.timeout'),
+        member: 'TaskManager',
+      },
+      {
+        connect: (leader) => {
+          const Ctor = loadProto().JobMasterGateway;
+          return new Ctor(leader.address, security.channelCredentials(), security.channelOptions(CHANNEL_OPTIONS));
+        },
+        close: (client) => client.close(),
+        register: async (client, leader, timeoutMs, signal) => {
+          const res = await unary(
+            client,
+            client.RegisterTaskManager,
+            {
+              task_manager_id: opts.taskManagerId,
+              address: opts.address,
+              slots: opts.slots,
+              epoch: leader.epoch,
+              jobs_with_retained_partitions: opts.retainedJobs(),
+              session_id: opts.sessionId,
+            },
+            timeoutMs,
+            signal,
+          );
+          return {
+            epoch: res.epoch,
+            heartbeatIntervalMs: res.heartbeat_interval_ms,
+            heartbeatTimeoutMs: res.heartbeat_timeout_ms,
+            detail: { jobmaster: res.jobmaster_id },
+          };
+        },
+        heartbeat: (client, leader, timeoutMs, signal) =>
+          unary(
+            client,
+            client.Heartbeat,
+            {
+              task_manager_id: opts.taskManagerId,
+              epoch: leader.epoch,
+              running: opts.running(),
+              session_id: opts.sessionId,
+            },
+            timeoutMs,
+            signal,
+          ),
+      },
+      {
+        onLeaderElected: (epoch) => listener.onLeaderElected(epoch),
+        onConnected: (epoch) => listener.onJobMasterConnected(epoch),
+        onLost: (epoch, reason) => listener.onJobMasterLost(epoch, reason),
+      },
+    );
   }
 
   start(): void {
-    this.retrieval.start({ onLeaderChange: () => this.onLeaderChange() });
-    this.loop = this.run();
+    this.link.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.retrieval.stop();
-    this.wake?.();
-    await this.loop;
-    this.conn?.client.close();
-  }
-
-  /**
-   * A newer leader is dropped to at once: a heartbeat in flight to a paused old leader would
-   * otherwise hold the switch until its deadline.
-   */
-  private onLeaderChange(): void {
-    const leader = this.retrieval.current();
-    if (leader && this.conn && this.conn.leader.epoch < leader.epoch)
-      this.dropConnection(`a new leader was elected (epoch ${leader.epoch})`);
-    this.wake?.();
+  stop(): Promise<void> {
+    return this.link.stop();
   }
 
   /** Failed registration attempts since start (each is retried); for metrics. */
-  registrationRetries = 0;
+  get registrationRetries(): number {
+    return this.link.registrationRetries;
+  }
 
   /** The epoch of the leader we are registered with. */
   connectedEpoch(): number | undefined {
-    return this.conn?.registered ? this.conn.leader.epoch : undefined;
+    return this.link.connectedEpoch();
   }
 
-  private async pause(ms: number): Promise<void> {
-    const ac = new AbortController();
-    this.wake = () => ac.abort();
-    await sleep(ms, ac.signal);
-    this.wake = undefined;
-  }
-
-  private async run(): Promise<void> {
-    while (!this.stopped) {
-      try {
-        await this.step();
-      } catch (err) {
-        this.opts.logger.warn({ err: errorMessage(err) }, 'JobMaster connection step failed');
-      }
-      if (this.stopped) break;
-      await this.pause(this.conn?.registered ? this.conn.heartbeatIntervalMs : this.pollMs);
-    }
-  }
-
-  private async step(): Promise<void> {
-    const leader = this.retrieval.current();
-    if (!leader) return;
-    const conn = this.conn;
-    if (conn && conn.leader.epoch < leader.epoch) {
-      this.dropConnection(`a new leader was elected (epoch ${leader.epoch})`);
-    } else if (conn && conn.leader.address !== leader.address && conn.leader.epoch === leader.epoch) {
-      this.dropConnection('the leader moved');
-    }
-    if (!this.conn) {
-      this.listener.onLeaderElected(leader.epoch);
-      const Ctor = loadProto().JobMasterGateway;
-      this.conn = {
-        leader,
-        client: new Ctor(
-          leader.address,
-          this.security.channelCredentials(),
-          this.security.channelOptions(CHANNEL_OPTIONS),
-        ),
-        dropped: new AbortController(),
-        registered: false,
-        lastAckMs: this.opts.clock.now(),
-        heartbeatIntervalMs: this.opts.config.getDurationMs('heartbeat.interval'),
-        heartbeatTimeoutMs: this.opts.config.getDurationMs('heartbeat.timeout'),
-      };
-    }
-    const c = this.conn;
-    if (!c.registered) {
-      try {
-        const res = await unary(
-          c.client,
-          c.client.RegisterTaskManager,
-          {
-            task_manager_id: this.opts.taskManagerId,
-            address: this.opts.address,
-            slots: this.opts.slots,
-            epoch: c.leader.epoch,
-            jobs_with_retained_partitions: this.opts.retainedJobs(),
-            session_id: this.opts.sessionId,
-          },
-          this.rpcTimeoutMs,
-          c.dropped.signal,
-        );
-        if (this.conn !== c) return;
-        // The leader record this TaskManager followed may lag the JobMaster that answered at its
-        // address (etcd's watch reconnects with a backoff after an outage, while the same JobMaster
-        // was elected again). Registered under the newer epoch, it must not take the record's
-        // later catching up for a change of leader, drop a healthy registration and have the
-        // JobMaster treat its return as a new TaskManager. The fence is not raised here: a
-        // deployment of that epoch is still confirmed with the HA services.
-        if (res.epoch > c.leader.epoch) c.leader = { ...c.leader, epoch: res.epoch };
-        c.registered = true;
-        c.lastAckMs = this.opts.clock.now();
-        c.heartbeatIntervalMs = res.heartbeat_interval_ms;
-        c.heartbeatTimeoutMs = res.heartbeat_timeout_ms;
-        this.opts.logger.info({ epoch: res.epoch, jobmaster: res.jobmaster_id }, 'registered with the JobMaster');
-        this.listener.onJobMasterConnected(c.leader.epoch);
-      } catch (err) {
-        this.registrationRetries++;
-        this.opts.logger.debug({ err: errorMessage(err) }, 'registration failed; will retry');
-      }
-      return;
-    }
-    try {
-      const res = await unary(
-        c.client,
-        c.client.Heartbeat,
-        {
-          task_manager_id: this.opts.taskManagerId,
-          epoch: c.leader.epoch,
-          running: this.opts.running(),
-          session_id: this.opts.sessionId,
-        },
-        Math.min(this.rpcTimeoutMs, c.heartbeatTimeoutMs),
-        c.dropped.signal,
-      );
-      if (this.conn !== c) return;
-      c.lastAckMs = this.opts.clock.now();
-      if (!res.registered) this.dropConnection('the JobMaster no longer knows this TaskManager');
-    } catch (err) {
-      if (this.conn !== c) return;
-      const silence = this.opts.clock.now() - c.lastAckMs;
-      if (silence > c.heartbeatTimeoutMs)
-        this.dropConnection(`no heartbeat answer for ${silence} ms: ${errorMessage(err)}`);
-    }
-  }
-
-  private dropConnection(reason: string): void {
-    const c = this.conn;
-    if (!c) return;
-    this.conn = undefined;
-    c.dropped.abort();
-    c.client.close();
-    if (c.registered) {
-      this.opts.logger.warn({ epoch: c.leader.epoch, reason }, 'lost the JobMaster');
-      this.listener.onJobMasterLost(c.leader.epoch, reason);
-    }
+  /** The connection to the JobMaster of `epoch`, when registered with it. */
+  private registeredWith(epoch?: number): LeaderConnection<JobMasterGatewayClient> | undefined {
+    const c = this.link.connection();
+    if (!c || !c.registered || (epoch !== undefined && c.leader.epoch !== epoch)) return undefined;
+    return c;
   }
 
   /** Reports a task's state to the JobMaster that deployed it; dropped if that one is gone. */
   async reportTaskState(update: TaskExecutionState & { epoch: number }): Promise<void> {
     for (;;) {
-      const c = this.conn;
-      if (!c || !c.registered || c.leader.epoch !== update.epoch) {
+      const c = this.registeredWith(update.epoch);
+      if (!c) {
         this.opts.logger.info(
           { execution: update.execution, state: update.state },
           'dropping a task update: its JobMaster is gone',
@@ -252,7 +166,7 @@ export class JobLeaderService {
         );
         return;
       } catch (err) {
-        if (this.stopped) return;
+        if (this.link.isStopped) return;
         this.opts.logger.debug({ err: errorMessage(err) }, 'task update failed; retrying');
         await sleep(Math.min(1000, c.heartbeatIntervalMs));
       }
@@ -260,8 +174,8 @@ export class JobLeaderService {
   }
 
   async requestSplit(req: SplitRequest & { epoch: number }): Promise<SplitResponse__Output> {
-    const c = this.conn;
-    if (!c || !c.registered || c.leader.epoch !== req.epoch) {
+    const c = this.registeredWith(req.epoch);
+    if (!c) {
       throw new UnavailableError('the JobMaster that deployed this task is gone');
     }
     return unary(
@@ -273,8 +187,8 @@ export class JobLeaderService {
   }
 
   async sendCoordinationRequest(req: CoordinationRequest & { epoch: number }): Promise<CoordinationResponse__Output> {
-    const c = this.conn;
-    if (!c || !c.registered || c.leader.epoch !== req.epoch) {
+    const c = this.registeredWith(req.epoch);
+    if (!c) {
       throw new UnavailableError('the JobMaster that deployed this task is gone');
     }
     return unary(
@@ -286,8 +200,8 @@ export class JobLeaderService {
   }
 
   async fetchArtifact(jobId: string, epoch: number): Promise<{ bytes: Uint8Array; digest: string }> {
-    const c = this.conn;
-    if (!c || !c.registered) throw new UnavailableError('not connected to a JobMaster');
+    const c = this.registeredWith();
+    if (!c) throw new UnavailableError('not connected to a JobMaster');
     const res = await unary(
       c.client,
       c.client.FetchJobArtifact,

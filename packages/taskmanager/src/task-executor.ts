@@ -2,12 +2,9 @@ import {
   ClusterSecurity,
   Configuration,
   IllegalStateError,
-  PermissionDeniedError,
   SlotUnavailableError,
   StaleEpochError,
-  errorMessage,
   handleUnary,
-  sameSecret,
 } from '@rebound/core';
 import type {
   Clock,
@@ -16,7 +13,7 @@ import type {
   TaskDeploymentDescriptor__Output,
   TaskExecutorGatewayHandlers,
 } from '@rebound/core';
-import type { EpochFence } from '@rebound/ha';
+import { LeaderCallGuard, type EpochFence } from '@rebound/ha';
 import type { JobLeaderService } from './job-leader-service.js';
 import { AttemptReceipts, HeldOutcomes, heldTaskOf, keepsRunningTasks } from './held-tasks.js';
 import { JobTimers } from './job-timers.js';
@@ -53,10 +50,11 @@ export class TaskExecutor {
     /** Confirms newer epochs with the HA service's leader record before it believes them. */
     private readonly fence: EpochFence,
     /** This process's session secret: only leaders this TaskManager registered with know it. */
-    private readonly session: string,
+    session: string,
     /** The read capability of each job that ran here (checked by the PartitionService). */
     private readonly readCapabilities: ReadCapabilities,
   ) {
+    this.guard = new LeaderCallGuard(fence, session, 'TaskManager', id, logger);
     const security = ClusterSecurity.of(config);
     this.clients = new PartitionClientPool({
       credentials: security.channelCredentials(),
@@ -75,6 +73,8 @@ export class TaskExecutor {
   }
 
   private readonly clients: PartitionClientPool;
+
+  private readonly guard: LeaderCallGuard;
 
   private readonly attemptContext: TaskAttemptContext;
 
@@ -104,33 +104,13 @@ export class TaskExecutor {
    * Fences a JobMaster call: calls from an epoch older than the newest leader this TaskManager
    * knows are rejected with STALE_EPOCH, and logged, since they come from a deposed leader.
    */
-  private async checkEpoch(method: string, epoch: number): Promise<void> {
-    try {
-      await this.fence.admit(epoch);
-    } catch (err) {
-      this.logger.warn(
-        { event: 'fence.reject', method, epoch, highestEpoch: this.fence.highest(), reason: errorMessage(err) },
-        'rejected a call of a deposed or unknown JobMaster',
-      );
-      throw err;
-    }
+  private checkEpoch(method: string, epoch: number): Promise<void> {
+    return this.guard.admitEpoch(method, epoch);
   }
 
-  /**
-   * The second half of fencing a JobMaster call: the epoch says the leader is current, the session
-   * says the caller is a leader at all. Only leaders this TaskManager registered with learned its
-   * session; a client that merely holds the cluster secret and guesses the current epoch (a
-   * small number) is refused here, before it can deploy, cancel, release or disconnect anything.
-   */
+  /** The second half of fencing a JobMaster call (see LeaderCallGuard): the caller holds our session. */
   private checkSession(method: string, session: string): void {
-    if (sameSecret(this.session, session)) return;
-    this.logger.warn(
-      { event: 'session.reject', method },
-      "refused a JobMaster call without this TaskManager's session",
-    );
-    throw new PermissionDeniedError(
-      `${method} refused: the call does not carry the session ${this.id} registered with`,
-    );
+    this.guard.checkSession(method, session);
   }
 
   /**
