@@ -19,3 +19,4 @@ export * from './job-state.js';
 export * from './crc32c.js';
 export * from './hash.js';
 export * from './job-event-types.js';
+export * from './metrics-http.js';

@@ -1,14 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
-import {
-  ClusterSecurity,
-  errorMessage,
-  httpCredentialOf,
-  pathOf,
-  type Configuration,
-  type Logger,
-  AddressInUseError,
-} from '@rebound/core';
+import { startMetricsHttpServer, type Configuration, type Logger, type MetricsServer } from '@rebound/core';
 import type { PartitionStore } from '@rebound/partition';
 
 export interface TaskManagerMetricsSource {
@@ -19,10 +10,7 @@ export interface TaskManagerMetricsSource {
   registeredEpoch(): number | undefined;
 }
 
-export interface MetricsServer {
-  readonly url: string;
-  close(): Promise<void>;
-}
+export type { MetricsServer };
 
 /** The TaskManager's Prometheus series (`rebound_taskmanager_*`), computed at scrape time. */
 export function createTaskManagerRegistry(src: TaskManagerMetricsSource): Registry {
@@ -86,71 +74,12 @@ export function createTaskManagerRegistry(src: TaskManagerMetricsSource): Regist
   return registry;
 }
 
-/** `GET /metrics` on `metrics.port` (a plain HTTP server: one path, nothing else to route). */
-export async function startMetricsServer(
-  registry: Registry,
-  config: Configuration,
-  logger: Logger,
-): Promise<MetricsServer> {
-  const host = config.getString('taskmanager.bind-host');
-  const security = ClusterSecurity.of(config);
-  const serve = (req: IncomingMessage, res: ServerResponse): void => {
-    const path = pathOf(req.url);
-    const given = httpCredentialOf(req.headers, req.url);
-    if (!security.accepts(given?.secret)) {
-      const why = `${given ? 'wrong' : 'no'} cluster secret: send 'Authorization: Bearer <secret>' (security.auth.token-file)`;
-      res
-        .writeHead(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' })
-        .end(JSON.stringify({ errors: [why] }));
-      return;
-    }
-    if (req.method !== 'GET' || path !== '/metrics') {
-      res
-        .writeHead(404, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ errors: [`Not found: ${req.method} ${path}`] }));
-      return;
-    }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-      (err: unknown) => fail(req, res, err),
-    );
-  };
-  // Nothing a request carries may reach the process's uncaught-exception handler: a TaskManager
-  // that exits loses the partitions it holds.
-  const fail = (req: IncomingMessage, res: ServerResponse, err: unknown): void => {
-    logger.error({ err: errorMessage(err), method: req.method, path: pathOf(req.url) }, 'metrics request failed');
-    if (res.headersSent) res.destroy();
-    else res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: ['internal error'] }));
-  };
-  const server: Server = createServer((req, res) => {
-    try {
-      serve(req, res);
-    } catch (err) {
-      fail(req, res, err);
-    }
-  });
-  const port = config.getInt('metrics.port');
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new AddressInUseError(
-              `metrics.port ${port} on ${host} is already in use; choose another metrics.port (0: any free port)`,
-            )
-          : err,
-      ),
-    );
-    server.listen(port, host, () => resolve());
-  });
-  const addr = server.address();
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${typeof addr === 'object' && addr ? addr.port : port}`;
-  logger.info({ url }, 'metrics serving');
-  return {
-    url,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+/** `GET /metrics` on `metrics.port`, at the TaskManager's bind host. */
+export function startMetricsServer(registry: Registry, config: Configuration, logger: Logger): Promise<MetricsServer> {
+  return startMetricsHttpServer(
+    registry,
+    { host: config.getString('taskmanager.bind-host'), port: config.getInt('metrics.port') },
+    config,
+    logger,
+  );
 }
