@@ -28,6 +28,8 @@ export const HealthServices = {
   dispatcher: 'rebound.v1.Dispatcher',
   /** SERVING while the TaskManager is registered with a leader. */
   taskExecutor: 'rebound.v1.TaskExecutorGateway',
+  /** SERVING while the shuffle worker is registered with a leader. */
+  shuffleWorker: 'rebound.v1.ShuffleWorkerService',
 } as const;
 
 export type HealthPackage = HealthProto['grpc']['health']['v1'];

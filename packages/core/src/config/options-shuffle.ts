@@ -27,16 +27,30 @@ export const SHUFFLE_OPTIONS = {
     description: 'Host a shuffle worker advertises; empty: shuffle-worker.bind-host.',
   },
   'shuffle-worker.port': { kind: 'int', default: '0', description: 'Port of a shuffle worker (0: any free port).' },
+  'shuffle-worker.metrics.port': {
+    kind: 'int',
+    default: '9250',
+    description:
+      "Port of the Prometheus /metrics endpoint of a shuffle worker (0: any free port); next to a TaskManager's metrics.port.",
+  },
   'shuffle-worker.partition.expiry-timeout': {
     kind: 'duration',
     default: '30 min',
     description:
       "How long a shuffle worker keeps a job's partitions that no leader names as live (the job ended without a release, or no leader is elected).",
   },
+  'shuffle-worker.partition.expiry-check-interval': {
+    kind: 'duration',
+    default: '30 s',
+    description:
+      'How often a shuffle worker looks for orphaned partitions (shuffle-worker.partition.expiry-timeout); a job expires at most this much late.',
+  },
 } as const satisfies Record<string, OptionSpec>;
 
 export const SHUFFLE_RANGES: RangesOf<typeof SHUFFLE_OPTIONS> = {
   'shuffle.remote.replicas': { min: 1, max: 3 },
   'shuffle-worker.port': PORT,
+  'shuffle-worker.metrics.port': PORT,
   'shuffle-worker.partition.expiry-timeout': { min: 1, max: DAYS_24 },
+  'shuffle-worker.partition.expiry-check-interval': { min: 1, max: DAYS_24 },
 };
