@@ -6,7 +6,7 @@
  *   (no relative paths into another package, no deep imports into its src/); bench/, scripts/,
  *   test/ and examples/ likewise; packages never import from bench/, scripts/, test/, examples/;
  * - a package imports only the workspace packages its package.json declares, and only those
- *   its layer allows (LAYERS below, as in ARCHITECTURE.md: cli -> jobmaster/taskmanager ->
+ *   its layer allows (LAYERS below, as in ARCHITECTURE.md: cli -> jobmaster/taskmanager/shuffle-worker ->
  *   event-store/ha/api -> core; the JobMaster and the TaskManager never import each other);
  * - a package's non-test code uses only third-party packages its package.json declares;
  * - every import resolves.
@@ -29,7 +29,9 @@ const LAYERS = {
   // Blocking result partitions on disk and over the network: TaskManagers and shuffle workers.
   partition: ['core'],
   taskmanager: ['core', 'api', 'ha', 'partition'],
-  cli: ['core', 'api', 'ha', 'event-store', 'jobmaster', 'taskmanager'],
+  // The remote shuffle service's daemon: keeps partitions outside TaskManagers.
+  'shuffle-worker': ['core', 'ha', 'partition'],
+  cli: ['core', 'api', 'ha', 'event-store', 'jobmaster', 'taskmanager', 'shuffle-worker'],
   // The chaos harness drives clusters through the CLI and reads HA files and event logs.
   chaos: ['core', 'api', 'ha', 'event-store', 'cli', 'example-support'],
 };
