@@ -11,3 +11,4 @@ export {
   type ShuffleMasterConnectionHost,
   type ShuffleMasterConnectionOptions,
 } from './shuffle-master-connection.js';
+export { resolveShuffleWorkerId, WORKER_ID_FILE } from './worker-identity.js';
