@@ -39,6 +39,16 @@ const sample: ClusterFile = {
       slots: 2,
       startedAtMs: 2,
     },
+    {
+      id: 'sw-1',
+      role: 'shuffle-worker',
+      pid: 102,
+      address: '127.0.0.1:3',
+      logFile: '/w/logs/sw-1.log',
+      dataDir: '/w/data/sw-1',
+      startedAtMs: 3,
+      metricsUrl: 'http://127.0.0.1:9250',
+    },
   ],
   config: { 'heartbeat.interval': '200 ms' },
   slots: 2,
@@ -69,12 +79,15 @@ describe('cluster.json', () => {
     expect(nextProcessId(sample, 'jobmaster')).toBe('jm-2');
     expect(nextProcessId(sample, 'taskmanager')).toBe('tm-3');
     expect(nextProcessId({ processes: [] }, 'taskmanager')).toBe('tm-1');
+    expect(nextProcessId(sample, 'shuffle-worker')).toBe('sw-2');
+    expect(nextProcessId({ processes: [] }, 'shuffle-worker')).toBe('sw-1');
   });
 
   it('replaces a restarted process', () => {
     const next = upsertProcess(sample, { ...sample.processes[0]!, pid: 200 });
     expect(next.processes.map((p) => [p.id, p.pid])).toEqual([
       ['tm-2', 101],
+      ['sw-1', 102],
       ['jm-1', 200],
     ]);
   });

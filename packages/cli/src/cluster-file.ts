@@ -4,7 +4,9 @@ import { IllegalStateError, ReboundError, sleep, writeFileAtomic } from '@reboun
 import { ClusterNotFoundError } from './errors.js';
 import { isProcessAlive } from './processes.js';
 
-export type ProcessRole = 'jobmaster' | 'taskmanager';
+export type ProcessRole = 'jobmaster' | 'taskmanager' | 'shuffle-worker';
+
+const ROLES: readonly ProcessRole[] = ['jobmaster', 'taskmanager', 'shuffle-worker'];
 
 /** One daemon of a local cluster as `rebound local` started it. */
 export interface ClusterProcess {
@@ -13,13 +15,14 @@ export interface ClusterProcess {
   readonly pid: number;
   readonly address: string;
   readonly logFile: string;
-  /** TaskManagers only. */
+  /** TaskManagers and shuffle workers. */
   readonly dataDir?: string;
+  /** TaskManagers only. */
   readonly slots?: number;
   readonly startedAtMs: number;
   /** JobMasters: REST API, dashboard and /metrics. */
   readonly restUrl?: string;
-  /** TaskManagers: Prometheus /metrics. */
+  /** TaskManagers and shuffle workers: Prometheus /metrics. */
   readonly metricsUrl?: string;
 }
 
@@ -57,14 +60,13 @@ function parseProcess(path: string, raw: unknown, index: number): ClusterProcess
   if (typeof o !== 'object' || o === null) throw invalid(path, `processes[${index}] is not an object`);
   const { id, role, pid, address, logFile, dataDir, slots, startedAtMs, restUrl, metricsUrl } = o;
   if (typeof id !== 'string' || id === '') throw invalid(path, `processes[${index}].id is missing`);
-  if (role !== 'jobmaster' && role !== 'taskmanager')
-    throw invalid(path, `processes[${index}].role is not jobmaster or taskmanager`);
+  if (!ROLES.includes(role as ProcessRole)) throw invalid(path, `processes[${index}].role is not ${ROLES.join(', ')}`);
   if (!Number.isSafeInteger(pid) || (pid as number) <= 0) throw invalid(path, `processes[${index}].pid is not a pid`);
   if (typeof address !== 'string') throw invalid(path, `processes[${index}].address is missing`);
   if (typeof logFile !== 'string') throw invalid(path, `processes[${index}].logFile is missing`);
   return {
     id,
-    role,
+    role: role as ProcessRole,
     pid: pid as number,
     address,
     logFile,
@@ -150,9 +152,9 @@ export function upsertProcess(file: ClusterFile, proc: ClusterProcess): ClusterF
   return { ...file, processes: [...others, proc] };
 }
 
-const ID_PREFIX: Record<ProcessRole, string> = { jobmaster: 'jm', taskmanager: 'tm' };
+const ID_PREFIX: Record<ProcessRole, string> = { jobmaster: 'jm', taskmanager: 'tm', 'shuffle-worker': 'sw' };
 
-/** `jm-<n>` / `tm-<n>` with n one above the highest number used so far for that role. */
+/** `jm-<n>` / `tm-<n>` / `sw-<n>` with n one above the highest number used so far for that role. */
 export function nextProcessId(file: Pick<ClusterFile, 'processes'>, role: ProcessRole): string {
   const prefix = ID_PREFIX[role];
   let max = 0;

@@ -121,4 +121,14 @@ describe('parseReadyLine', () => {
     expect(parseReadyLine('{"event":"other"}')).toBeUndefined();
     expect(parseReadyLine('{"event":"ready","role":"x","id":"a","address":"b","pid":1}')).toBeUndefined();
   });
+
+  it('knows every daemon role, the shuffle worker too', () => {
+    expect(parseReadyLine('{"event":"ready","role":"shuffle-worker","id":"sw-1","address":"h:1","pid":7}')).toEqual({
+      event: 'ready',
+      role: 'shuffle-worker',
+      id: 'sw-1',
+      address: 'h:1',
+      pid: 7,
+    });
+  });
 });

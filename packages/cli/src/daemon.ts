@@ -15,10 +15,10 @@ import { buildConfiguration } from './args.js';
 import { formatDurationMs } from './format.js';
 import type { ProcessRole } from './cluster-file.js';
 import type { CliIo } from './io.js';
-import type { DaemonOptions, TaskManagerOptions } from './options.js';
+import type { DaemonOptions, ShuffleWorkerOptions, TaskManagerOptions } from './options.js';
 import type { TextOutput } from './progress.js';
 
-/** What both daemon entry points return. */
+/** What every daemon entry point returns. */
 export interface DaemonProcess {
   readonly id: string;
   readonly address: string;
@@ -43,7 +43,7 @@ export function parseReadyLine(line: string): ReadyLine | undefined {
   }
   if (o?.event !== 'ready' || typeof o.id !== 'string' || typeof o.address !== 'string' || typeof o.pid !== 'number')
     return undefined;
-  if (o.role !== 'jobmaster' && o.role !== 'taskmanager') return undefined;
+  if (o.role !== 'jobmaster' && o.role !== 'taskmanager' && o.role !== 'shuffle-worker') return undefined;
   return { event: 'ready', role: o.role, id: o.id, address: o.address, pid: o.pid };
 }
 
@@ -221,7 +221,7 @@ async function runDaemon(
   io: CliIo,
   start: (id: string, logger: Logger) => Promise<DaemonProcess>,
 ): Promise<number> {
-  const id = opts.id ?? newInstanceId(role === 'jobmaster' ? 'jm' : 'tm');
+  const id = opts.id ?? newInstanceId(role === 'jobmaster' ? 'jm' : role === 'taskmanager' ? 'tm' : 'sw');
   const logger = createLogger(role, { ...(opts.logFile ? { file: resolve(io.cwd, opts.logFile) } : {}) }).child({
     processId: id,
   });
@@ -289,5 +289,18 @@ export async function runTaskManager(opts: TaskManagerOptions, io: CliIo): Promi
   return runDaemon('taskmanager', opts, config, io, async (id, logger) => {
     await assertHaUsable(config, haDir, logger);
     return startTaskManagerProcess({ haDir, dataDir, slots: opts.slots, config, id, logger });
+  });
+}
+
+export async function runShuffleWorker(opts: ShuffleWorkerOptions, io: CliIo): Promise<number> {
+  const config = buildConfiguration(opts);
+  const haDir = resolve(io.cwd, opts.haDir);
+  const dataDir = resolve(io.cwd, opts.dataDir);
+  const { resolveShuffleWorkerId, startShuffleWorkerProcess } = await import('@rebound/shuffle-worker');
+  // The data directory keeps its worker's id: the leader knows the partitions in it by that id.
+  const id = await resolveShuffleWorkerId(dataDir, opts.id);
+  return runDaemon('shuffle-worker', { ...opts, id }, config, io, async (workerId, logger) => {
+    await assertHaUsable(config, haDir, logger);
+    return startShuffleWorkerProcess({ id: workerId, haDir, dataDir, config, logger });
   });
 }

@@ -23,6 +23,7 @@ export function defaultHandlers(io: CliIo): CommandHandlers {
   return {
     jobmaster: async (o) => (await daemon()).runJobMaster(o, io),
     taskmanager: async (o) => (await daemon()).runTaskManager(o, io),
+    shuffleWorker: async (o) => (await daemon()).runShuffleWorker(o, io),
     localUp: async (o) => (await local()).localUp(o, io),
     localDown: async (o) => (await local()).localDown(o, io),
     localStatus: async (o) => (await local()).localStatus(o, io),
@@ -30,6 +31,7 @@ export function defaultHandlers(io: CliIo): CommandHandlers {
     leader: async (o) => (await quiet(() => import('./leader.js'))).leader(o, io),
     localStartJobMaster: async (o) => (await local()).localStartJobMaster(o, io),
     localStartTaskManager: async (o) => (await local()).localStartTaskManager(o, io),
+    localStartShuffleWorker: async (o) => (await local()).localStartShuffleWorker(o, io),
     submit: async (o) => (await jobs()).submit(o, io),
     results: async (o) => (await jobs()).results(o, io),
     list: async (o) => (await jobs()).list(o, io),

@@ -53,6 +53,25 @@ describe('local daemons', () => {
     expect(
       daemonArgs({ workdir: '/w', role: 'jobmaster', id: 'jm-1', haDir: '/w/ha', config: {} }, '/l', undefined),
     ).toEqual(['jobmaster', '--ha-dir', '/w/ha', '--id', 'jm-1', '--log-file', '/l']);
+    expect(
+      daemonArgs(
+        { workdir: '/w', role: 'shuffle-worker', id: 'sw-1', haDir: '/w/ha', config: { 'shuffle.type': 'remote' } },
+        '/l',
+        '/w/data/sw-1',
+      ),
+    ).toEqual([
+      'shuffle-worker',
+      '--ha-dir',
+      '/w/ha',
+      '--id',
+      'sw-1',
+      '--log-file',
+      '/l',
+      '--data-dir',
+      '/w/data/sw-1',
+      '-D',
+      'shuffle.type=remote',
+    ]);
   });
 
   it('are ready once their ready line appears on stdout', async () => {

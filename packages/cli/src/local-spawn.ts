@@ -41,6 +41,7 @@ export interface SpawnedDaemon {
 export function daemonArgs(spec: DaemonSpec, logFile: string, dataDir: string | undefined): string[] {
   const args = [spec.role, '--ha-dir', spec.haDir, '--id', spec.id, '--log-file', logFile];
   if (spec.role === 'taskmanager') args.push('--slots', String(spec.slots ?? 2), '--data-dir', dataDir ?? '');
+  if (spec.role === 'shuffle-worker') args.push('--data-dir', dataDir ?? '');
   for (const [k, v] of Object.entries(spec.config)) args.push('-D', `${k}=${v}`);
   return args;
 }
@@ -53,7 +54,7 @@ export function spawnDaemon(spec: DaemonSpec): SpawnedDaemon {
   mkdirSync(ClusterPaths.logsDir(spec.workdir), { recursive: true });
   const logFile = ClusterPaths.logFile(spec.workdir, spec.id);
   const outFile = ClusterPaths.outFile(spec.workdir, spec.id);
-  const dataDir = spec.role === 'taskmanager' ? ClusterPaths.dataDir(spec.workdir, spec.id) : undefined;
+  const dataDir = spec.role === 'jobmaster' ? undefined : ClusterPaths.dataDir(spec.workdir, spec.id);
   if (dataDir) mkdirSync(dataDir, { recursive: true });
   // 'w': a restarted daemon must not be taken for ready because of its predecessor's line.
   const out = openSync(outFile, 'w');

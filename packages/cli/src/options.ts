@@ -21,10 +21,16 @@ export interface TaskManagerOptions extends DaemonOptions {
   readonly dataDir: string;
 }
 
+export interface ShuffleWorkerOptions extends DaemonOptions {
+  readonly dataDir: string;
+}
+
 export interface LocalUpOptions {
   readonly workdir: string;
   readonly jobmasters: number;
   readonly taskmanagers: number;
+  /** Shuffle workers (sw-1..); with any, `shuffle.type` is `remote` unless -D says otherwise. */
+  readonly shuffleWorkers: number;
   readonly slots: number;
   readonly configFile?: string;
   readonly dynamic: readonly string[];
@@ -64,6 +70,11 @@ export interface LocalStartOptions {
 export interface LocalStartTaskManagerOptions extends LocalStartOptions {
   readonly slots?: number;
   /** Wait until the leader lists the TaskManager as registered. */
+  readonly waitRegistered: boolean;
+}
+
+export interface LocalStartShuffleWorkerOptions extends LocalStartOptions {
+  /** Wait until the worker is registered with the leader (its health reads SERVING). */
   readonly waitRegistered: boolean;
 }
 
@@ -155,6 +166,7 @@ export interface ConfigOptions {
 export interface CommandHandlers {
   jobmaster(o: JobMasterOptions): Promise<number>;
   taskmanager(o: TaskManagerOptions): Promise<number>;
+  shuffleWorker(o: ShuffleWorkerOptions): Promise<number>;
   localUp(o: LocalUpOptions): Promise<number>;
   localDown(o: LocalDownOptions): Promise<number>;
   localStatus(o: LocalStatusOptions): Promise<number>;
@@ -162,6 +174,7 @@ export interface CommandHandlers {
   leader(o: LeaderOptions): Promise<number>;
   localStartJobMaster(o: LocalStartOptions): Promise<number>;
   localStartTaskManager(o: LocalStartTaskManagerOptions): Promise<number>;
+  localStartShuffleWorker(o: LocalStartShuffleWorkerOptions): Promise<number>;
   submit(o: SubmitOptions): Promise<number>;
   results(o: ResultsOptions): Promise<number>;
   list(o: ListOptions): Promise<number>;

@@ -101,6 +101,38 @@ describe('rebound argument parsing', () => {
     });
   });
 
+  it('shuffle-worker daemon', async () => {
+    const sw = await parse([
+      'shuffle-worker',
+      '--ha-dir',
+      '/ha',
+      '--data-dir',
+      '/d',
+      '--id',
+      'sw-1',
+      '-D',
+      'shuffle-worker.port=7000',
+      '--shutdown-timeout',
+      '5 s',
+    ]);
+    expect(sw.calls[0]).toEqual({
+      name: 'shuffleWorker',
+      opts: {
+        haDir: '/ha',
+        dataDir: '/d',
+        id: 'sw-1',
+        dynamic: ['shuffle-worker.port=7000'],
+        shutdownTimeoutMs: 5_000,
+      },
+    });
+    expect((await parse(['shuffle-worker', '--ha-dir', '/ha', '--data-dir', '/d'])).calls[0]?.opts).toEqual({
+      haDir: '/ha',
+      dataDir: '/d',
+      dynamic: [],
+      shutdownTimeoutMs: 30_000,
+    });
+  });
+
   it('local up defaults and overrides', async () => {
     const d = await parse(['local', 'up']);
     expect(d.calls[0]).toEqual({
@@ -109,6 +141,7 @@ describe('rebound argument parsing', () => {
         workdir: '.rebound',
         jobmasters: 2,
         taskmanagers: 3,
+        shuffleWorkers: 0,
         slots: 2,
         dynamic: [],
         timeoutMs: 60_000,
@@ -126,6 +159,8 @@ describe('rebound argument parsing', () => {
       '0',
       '--slots',
       '3',
+      '--shuffle-workers',
+      '2',
       '-D',
       'rpc.timeout=1 s',
       '--timeout',
@@ -135,6 +170,7 @@ describe('rebound argument parsing', () => {
       workdir: 'w',
       jobmasters: 1,
       taskmanagers: 0,
+      shuffleWorkers: 2,
       slots: 3,
       dynamic: ['rpc.timeout=1 s'],
       timeoutMs: 5_000,
@@ -173,6 +209,14 @@ describe('rebound argument parsing', () => {
       waitRegistered: false,
     });
     expect((await parse(['local', 'start-taskmanager'])).calls[0]?.opts).toMatchObject({ waitRegistered: true });
+    expect((await parse(['local', 'start-shuffle-worker'])).calls[0]).toEqual({
+      name: 'localStartShuffleWorker',
+      opts: { workdir: '.rebound', waitRegistered: true, dynamic: [], timeoutMs: 60_000, json: false },
+    });
+    expect(
+      (await parse(['local', 'start-shuffle-worker', '--id', 'sw-2', '--no-wait', '--cluster', 'w', '--json'])).calls[0]
+        ?.opts,
+    ).toEqual({ workdir: 'w', id: 'sw-2', waitRegistered: false, dynamic: [], timeoutMs: 60_000, json: true });
   });
 
   it('read commands take --json', async () => {
@@ -198,6 +242,11 @@ describe('rebound argument parsing', () => {
     for (const argv of [
       ['submit'],
       ['taskmanager', '--ha-dir', '/ha', '--slots', 'x', '--data-dir', '/d'],
+      ['shuffle-worker', '--ha-dir', '/ha'],
+      ['shuffle-worker', '--ha-dir', '/ha', '--data-dir', '/d', '--slots', '2'],
+      ['local', 'up', '--shuffle-workers', 'two'],
+      ['local', 'up', '--shuffle-workers', '-1'],
+      ['local', 'start-shuffle-worker', '--slots', '2'],
       ['list', '--nope'],
       ['frobnicate'],
       ['status', 'a', 'b'],

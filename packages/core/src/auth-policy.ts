@@ -6,6 +6,7 @@ import { ConfigError } from './errors.js';
 const BIND_KEYS = {
   jobmaster: ['jobmaster.bind-host', 'rest.bind-address'],
   taskmanager: ['taskmanager.bind-host'],
+  'shuffle-worker': ['shuffle-worker.bind-host'],
 } as const;
 
 export type DaemonRole = keyof typeof BIND_KEYS;

@@ -4,7 +4,9 @@ import { resolve } from 'node:path';
 import {
   type ClusterOverview__Output,
   Configuration,
+  checkHealth,
   errorMessage,
+  HealthServices,
   LeaderNotFoundError,
   sleep,
   UnavailableError,
@@ -106,6 +108,35 @@ export async function waitForRegistration(
       const missing = ids.filter((id) => !registered.includes(id));
       throw new UnavailableError(
         `TaskManagers ${missing.join(', ')} did not register with the leader in time${lastError ? ` (${lastError})` : ''}; see their logs`,
+      );
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+/**
+ * Whether a shuffle worker is registered with a leader: its gRPC health reads SERVING for
+ * ShuffleWorkerService exactly then (the leader's cluster overview lists TaskManagers only).
+ */
+export async function shuffleWorkerRegistered(address: string, timeoutMs = 1_000): Promise<boolean> {
+  if (!address) return false;
+  const status = await checkHealth(address, HealthServices.shuffleWorker, timeoutMs).catch(() => undefined);
+  return status === 'SERVING';
+}
+
+/** Polls each shuffle worker's health until every one is registered with the leader. */
+export async function waitForShuffleWorkers(
+  workers: readonly Pick<ClusterProcess, 'id' | 'address'>[],
+  deadline: number,
+): Promise<void> {
+  let pending = [...workers];
+  for (;;) {
+    const registered = await Promise.all(pending.map((w) => shuffleWorkerRegistered(w.address)));
+    pending = pending.filter((_, i) => !registered[i]);
+    if (pending.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new UnavailableError(
+        `shuffle workers ${pending.map((w) => w.id).join(', ')} did not register with the leader in time; see their logs`,
       );
     }
     await sleep(POLL_MS);

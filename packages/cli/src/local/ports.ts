@@ -10,15 +10,17 @@ export const FIRST_REST_PORT = '8081';
 
 /**
  * Each daemon of a local cluster gets its own HTTP port: the JobMasters rest.port (default 8081)
- * plus their number minus one (jm-2 gets 8082), TaskManagers any free one unless metrics.port is
- * configured (then offset the same way). A restarted daemon keeps its port.
+ * plus their number minus one (jm-2 gets 8082), TaskManagers and shuffle workers any free one
+ * unless metrics.port (shuffle-worker.metrics.port) is configured (then offset the same way). A
+ * restarted daemon keeps its port.
  */
 export function httpPortFor(
   role: ProcessRole,
   id: string,
   config: Readonly<Record<string, string>>,
 ): Record<string, string> {
-  const key = role === 'jobmaster' ? 'rest.port' : 'metrics.port';
+  const key =
+    role === 'jobmaster' ? 'rest.port' : role === 'taskmanager' ? 'metrics.port' : 'shuffle-worker.metrics.port';
   const base = config[key] ?? (role === 'jobmaster' ? FIRST_REST_PORT : undefined);
   if (base === undefined || Number(base) === 0) return { [key]: '0' };
   const n = Number(/-(\d+)$/.exec(id)?.[1] ?? 1);

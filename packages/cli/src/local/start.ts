@@ -13,15 +13,16 @@ import {
 } from '../cluster-file.js';
 
 import { printJson, printLines, type CliIo } from '../io.js';
-import type { LocalStartOptions, LocalStartTaskManagerOptions } from '../options.js';
+import type { LocalStartOptions, LocalStartShuffleWorkerOptions, LocalStartTaskManagerOptions } from '../options.js';
 import { isProcessAlive } from '../processes.js';
 import { stopProcesses, type SpawnedDaemon } from '../local-spawn.js';
 
-import { clusterTargetOf, waitForRegistration } from './cluster-state.js';
+import { clusterTargetOf, waitForRegistration, waitForShuffleWorkers } from './cluster-state.js';
 
 import { startDaemons } from './up.js';
 
-// `rebound local start-jobmaster` and `start-taskmanager`: one more daemon, or one restarted by id.
+// `rebound local start-jobmaster`, `start-taskmanager` and `start-shuffle-worker`: one more
+// daemon, or one restarted by id.
 
 async function startOne(
   role: ProcessRole,
@@ -98,6 +99,18 @@ export async function localStartTaskManager(opts: LocalStartTaskManagerOptions, 
       client.close();
     }
   }
+  printStarted(io, opts.json, proc, notes);
+  return 0;
+}
+
+/**
+ * One more shuffle worker, or one restarted by id: a restarted worker keeps its data directory
+ * (`<cluster>/data/<id>`), so it serves the partitions it held before.
+ */
+export async function localStartShuffleWorker(opts: LocalStartShuffleWorkerOptions, io: CliIo): Promise<number> {
+  const deadline = Date.now() + opts.timeoutMs;
+  const { proc, notes } = await startOne('shuffle-worker', opts, io);
+  if (opts.waitRegistered) await waitForShuffleWorkers([proc], deadline);
   printStarted(io, opts.json, proc, notes);
   return 0;
 }

@@ -9,7 +9,7 @@ import type { LocalDownOptions, LocalStatusOptions } from '../options.js';
 import { isProcessAlive } from '../processes.js';
 import { stopProcesses } from '../local-spawn.js';
 
-import { aliveProcesses, clusterTargetOf, withLocalHa } from './cluster-state.js';
+import { aliveProcesses, clusterTargetOf, shuffleWorkerRegistered, withLocalHa } from './cluster-state.js';
 
 import { plainDashboardLink } from './up.js';
 
@@ -79,17 +79,21 @@ export async function localStatusReport(workdir: string): Promise<LocalStatusRep
     haDir,
     leader,
     ...(overviewError !== undefined ? { overviewError } : {}),
-    processes: file.processes.map((p) => {
-      const alive = isProcessAlive(p.pid, p.id);
-      const tm = tms.get(p.id);
-      return {
-        ...p,
-        alive,
-        leader: p.role === 'jobmaster' && leader?.jobmasterId === p.id,
-        ...(p.role === 'taskmanager' && overview ? { registered: tm !== undefined } : {}),
-        ...(tm ? { slotsFree: tm.slots_free } : {}),
-      };
-    }),
+    processes: await Promise.all(
+      file.processes.map(async (p) => {
+        const alive = isProcessAlive(p.pid, p.id);
+        const tm = tms.get(p.id);
+        return {
+          ...p,
+          alive,
+          leader: p.role === 'jobmaster' && leader?.jobmasterId === p.id,
+          ...(p.role === 'taskmanager' && overview ? { registered: tm !== undefined } : {}),
+          // A worker says itself whether a leader has it registered (its health).
+          ...(p.role === 'shuffle-worker' ? { registered: alive && (await shuffleWorkerRegistered(p.address)) } : {}),
+          ...(tm ? { slotsFree: tm.slots_free } : {}),
+        };
+      }),
+    ),
   };
 }
 
@@ -111,8 +115,10 @@ export async function localStatus(opts: LocalStatusOptions, io: CliIo): Promise<
             : ''
       }`
     : 'leader   none (no leader.json yet)';
-  const registeredCount = report.processes.filter((p) => p.registered).length;
-  const tmCount = report.processes.filter((p) => p.role === 'taskmanager').length;
+  const tmsOnly = report.processes.filter((p) => p.role === 'taskmanager');
+  const registeredCount = tmsOnly.filter((p) => p.registered).length;
+  const tmCount = tmsOnly.length;
+  const workers = report.processes.filter((p) => p.role === 'shuffle-worker');
   printLines(io.stdout, [
     `cluster  ${report.workdir}`,
     `HA dir   ${report.haDir}`,
@@ -120,6 +126,9 @@ export async function localStatus(opts: LocalStatusOptions, io: CliIo): Promise<
     // Without ?token=: the link with the secret is printed once, by `local up`.
     `dashboard ${plainDashboardLink(leaderProc?.alive && leaderProc.restUrl ? leaderProc.restUrl : report.processes.find((p) => p.role === 'jobmaster' && p.alive && p.restUrl)?.restUrl)}`,
     `TaskManagers registered: ${registeredCount}/${tmCount}`,
+    ...(workers.length > 0
+      ? [`shuffle workers registered: ${workers.filter((p) => p.registered).length}/${workers.length}`]
+      : []),
     '',
     ...renderTable(
       ['ID', 'ROLE', 'PID', 'ALIVE', 'ADDRESS', 'HTTP', ''],
@@ -132,11 +141,13 @@ export async function localStatus(opts: LocalStatusOptions, io: CliIo): Promise<
         p.restUrl ?? p.metricsUrl ?? '-',
         p.leader
           ? 'leader'
-          : p.registered
-            ? `registered (${p.slotsFree ?? '?'}/${p.slots ?? '?'} slots free)`
-            : p.role === 'taskmanager' && p.registered === false
-              ? 'not registered'
-              : '',
+          : p.registered && p.role === 'shuffle-worker'
+            ? 'registered'
+            : p.registered
+              ? `registered (${p.slotsFree ?? '?'}/${p.slots ?? '?'} slots free)`
+              : p.role !== 'jobmaster' && p.registered === false
+                ? 'not registered'
+                : '',
       ]),
     ),
   ]);

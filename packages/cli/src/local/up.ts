@@ -29,6 +29,7 @@ import {
   localClusterId,
   waitForLeader,
   waitForRegistration,
+  waitForShuffleWorkers,
   withLocalHa,
 } from './cluster-state.js';
 import { REST_PORT_TAKEN, portTakenNote, restPortOrFree, withHttpUrl } from './ports.js';
@@ -139,6 +140,20 @@ export function recoveryLine(enabled: boolean): string {
     : 'batch job recovery is off: a leader kill reruns every running job from the start; turn it on with -D execution.batch.job-recovery.enabled=true';
 }
 
+/** Shuffle workers are there to be used: `shuffle.type: remote` with any, unless -D (or --config) chose. */
+export function applyShuffleDefault(config: Record<string, string>, shuffleWorkers: number): void {
+  if (shuffleWorkers > 0 && !('shuffle.type' in config)) config['shuffle.type'] = 'remote';
+}
+
+/** Where finished partitions are kept with this cluster's configuration, in one line. */
+export function shuffleLine(type: string, workers: number): string {
+  if (type !== 'remote')
+    return `shuffle.type=${type}: partitions stay on the TaskManagers; the ${workers} shuffle worker(s) are not used`;
+  return workers > 0
+    ? `remote: partitions are written to the ${workers} shuffle worker(s) and outlive the TaskManagers that produced them`
+    : "remote, but no shuffle worker runs: producers wait until one is added with 'rebound local start-shuffle-worker'";
+}
+
 export async function localUp(opts: LocalUpOptions, io: CliIo): Promise<number> {
   const workdir = resolve(io.cwd, opts.workdir);
   const config = buildConfiguration({
@@ -149,6 +164,7 @@ export async function localUp(opts: LocalUpOptions, io: CliIo): Promise<number> 
   // this secret. `-D security.auth.token-file=` (empty) opts out explicitly, and the daemons then
   // refuse to start unless security.auth.allow-unauthenticated is set too (checkAuthenticationPolicy).
   if (!('security.auth.token-file' in config)) config['security.auth.token-file'] = await ensureSecret(workdir);
+  applyShuffleDefault(config, opts.shuffleWorkers);
   if (config['high-availability.type'] === 'etcd' && !('high-availability.cluster-id' in config))
     config['high-availability.cluster-id'] = localClusterId(workdir);
   const deadline = Date.now() + opts.timeoutMs;
@@ -202,27 +218,40 @@ export async function localUp(opts: LocalUpOptions, io: CliIo): Promise<number> 
       );
       const leader = await waitForLeader(ha, deadline, (l) => l.epoch > previousEpoch && jmIds.includes(l.jobmasterId));
       const tmIds = Array.from({ length: opts.taskmanagers }, (_, i) => `tm-${i + 1}`);
-      await startDaemons(
+      const swIds = Array.from({ length: opts.shuffleWorkers }, (_, i) => `sw-${i + 1}`);
+      const members = await startDaemons(
         workdir,
         () => file,
         update,
-        tmIds.map((id) => ({ role: 'taskmanager' as const, id, slots: opts.slots })),
+        [
+          ...swIds.map((id) => ({ role: 'shuffle-worker' as const, id })),
+          ...tmIds.map((id) => ({ role: 'taskmanager' as const, id, slots: opts.slots })),
+        ],
         deadline,
         started,
       );
-      await waitForRegistration(client, tmIds, deadline);
+      await Promise.all([
+        waitForRegistration(client, tmIds, deadline),
+        waitForShuffleWorkers(
+          members.filter((p) => p.role === 'shuffle-worker'),
+          deadline,
+        ),
+      ]);
       const current = (await ha.getLeader()) ?? leader;
       const recovery = Configuration.of({ ...config }).getBoolean('execution.batch.job-recovery.enabled');
       if (opts.json) {
         printJson(io.stdout, { workdir, ...file, leader: current, jobRecovery: recovery, notes });
       } else {
         printLines(io.stdout, [
-          `local cluster up in ${workdir}: ${opts.jobmasters} JobMaster(s), ${opts.taskmanagers} TaskManager(s) with ${opts.slots} slot(s) each`,
+          `local cluster up in ${workdir}: ${opts.jobmasters} JobMaster(s), ${opts.taskmanagers} TaskManager(s) with ${opts.slots} slot(s) each${opts.shuffleWorkers > 0 ? `, ${opts.shuffleWorkers} shuffle worker(s)` : ''}`,
           `  HA dir  ${haDir}`,
           ...(ha.type === 'etcd' ? [`  HA      ${ha.describe()}`] : []),
           `  leader  ${current.jobmasterId} (epoch ${current.epoch}) at ${current.address}`,
           `  dashboard  ${dashboardLink(file.processes.find((p) => p.id === current.jobmasterId)?.restUrl, config)}`,
           `  recovery   ${recoveryLine(recovery)}`,
+          ...(opts.shuffleWorkers > 0 || config['shuffle.type'] === 'remote'
+            ? [`  shuffle    ${shuffleLine(config['shuffle.type'] ?? 'taskmanager', opts.shuffleWorkers)}`]
+            : []),
           ...notes.map((n) => `  note       ${n}`),
           ...renderTable(
             ['ID', 'ROLE', 'PID', 'ADDRESS', 'HTTP', 'LOG'],

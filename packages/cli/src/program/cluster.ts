@@ -34,6 +34,12 @@ export function addClusterCommands(program: Command, { handlers, run }: CommandC
         .option('--jobmasters <n>', 'JobMaster processes', parsePositiveInt, 2)
         .option('--taskmanagers <n>', 'TaskManager processes', parseNonNegativeInt, 3)
         .option('--slots <n>', 'slots per TaskManager', parsePositiveInt, 2)
+        .option(
+          '--shuffle-workers <n>',
+          'shuffle worker processes (sw-1..); with any, shuffle.type is remote unless -D sets it',
+          parseNonNegativeInt,
+          0,
+        )
         .option('--config <file>', 'YAML configuration file for every daemon')
         .addOption(duration('--timeout <duration>', 'how long to wait for the cluster to come up', 60_000)),
     ),
@@ -43,6 +49,7 @@ export function addClusterCommands(program: Command, { handlers, run }: CommandC
         jobmasters: number;
         taskmanagers: number;
         slots: number;
+        shuffleWorkers: number;
         config?: string;
         define: string[];
         timeout: number;
@@ -54,6 +61,7 @@ export function addClusterCommands(program: Command, { handlers, run }: CommandC
           workdir: workdirOf(o),
           jobmasters: o.jobmasters,
           taskmanagers: o.taskmanagers,
+          shuffleWorkers: o.shuffleWorkers,
           slots: o.slots,
           ...optional('configFile', o.config),
           dynamic: o.define,
@@ -161,6 +169,32 @@ export function addClusterCommands(program: Command, { handlers, run }: CommandC
           json: o.json,
         }),
       ),
+  );
+
+  withDynamic(
+    json(
+      workdir(
+        local
+          .command('start-shuffle-worker')
+          .description('add a shuffle worker to the local cluster, or restart one by --id (it keeps its partitions)'),
+      )
+        .option('--id <id>', 'shuffle worker id (default: the next free sw-<n>)')
+        .option('--no-wait', 'do not wait until the leader has registered it')
+        .addOption(
+          duration('--timeout <duration>', 'how long to wait for the process to be ready and registered', 60_000),
+        ),
+    ),
+  ).action((o: RawWorkdir & { id?: string; wait: boolean; define: string[]; timeout: number; json: boolean }) =>
+    run(
+      handlers.localStartShuffleWorker({
+        workdir: workdirOf(o),
+        ...optional('id', o.id),
+        waitRegistered: o.wait,
+        dynamic: o.define,
+        timeoutMs: o.timeout,
+        json: o.json,
+      }),
+    ),
   );
 
   withClusterTarget(

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { parsePositiveInt } from '../args.js';
 import { type CommandContext, duration, optional, withDynamic } from './shared.js';
 
-/** `rebound jobmaster` and `rebound taskmanager`: the daemons. */
+/** `rebound jobmaster`, `rebound taskmanager` and `rebound shuffle-worker`: the daemons. */
 export function addDaemonCommands(program: Command, { handlers, run }: CommandContext): void {
   withDynamic(
     program
@@ -53,6 +53,41 @@ export function addDaemonCommands(program: Command, { handlers, run }: CommandCo
         handlers.taskmanager({
           haDir: o.haDir,
           slots: o.slots,
+          dataDir: o.dataDir,
+          ...optional('id', o.id),
+          ...optional('configFile', o.config),
+          ...optional('logFile', o.logFile),
+          dynamic: o.define,
+          shutdownTimeoutMs: o.shutdownTimeout,
+        }),
+      ),
+  );
+
+  withDynamic(
+    program
+      .command('shuffle-worker')
+      .description(
+        'run a shuffle worker (remote shuffle service: keeps result partitions outside TaskManagers); prints a JSON ready line on stdout',
+      )
+      .requiredOption('--ha-dir <dir>', 'HA directory shared by the cluster (a JobMaster must have used it)')
+      .requiredOption('--data-dir <dir>', 'directory for result partitions; kept across restarts')
+      .option('--id <id>', 'shuffle worker id (default: the id the data directory was first used with, else random)')
+      .option('--config <file>', 'YAML configuration file')
+      .option('--log-file <file>', 'write logs to this file instead of stderr')
+      .addOption(duration('--shutdown-timeout <duration>', 'longest graceful shutdown after SIGTERM', 30_000)),
+  ).action(
+    (o: {
+      haDir: string;
+      dataDir: string;
+      id?: string;
+      config?: string;
+      logFile?: string;
+      define: string[];
+      shutdownTimeout: number;
+    }) =>
+      run(
+        handlers.shuffleWorker({
+          haDir: o.haDir,
           dataDir: o.dataDir,
           ...optional('id', o.id),
           ...optional('configFile', o.config),
