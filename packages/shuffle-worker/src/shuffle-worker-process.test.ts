@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   CHANNEL_OPTIONS,
   Configuration,
@@ -17,9 +17,17 @@ import {
   type RegisterShuffleWorkerRequest__Output,
   type ShuffleMasterGatewayHandlers,
   type ShuffleWorkerHeartbeatRequest__Output,
+  type ResultPartitionId,
   type ShuffleWorkerServiceClient,
 } from '@rebound/core';
 import { createHaServices } from '@rebound/ha';
+import {
+  PartitionClientPool,
+  ShuffleWorkerClientPool,
+  createRemotePartitionWriter,
+  readRemoteSubpartitions,
+} from '@rebound/partition';
+import { capabilityFile } from './job-read-capabilities.js';
 import { startShuffleWorkerProcess, type ShuffleWorkerProcess } from './shuffle-worker-process.js';
 
 /** A leading JobMaster's ShuffleMasterGateway, as far as a worker can tell. */
@@ -63,6 +71,10 @@ const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const f of cleanup.splice(0).reverse()) await f();
 });
+afterAll(() => {
+  writers.close();
+  readers.close();
+});
 
 let haDir: string;
 let dataDir: string;
@@ -85,8 +97,18 @@ const config = Configuration.of({
   'shuffle-worker.metrics.port': '0',
 });
 
-async function startWorker(id = 'sw-1'): Promise<{ proc: ShuffleWorkerProcess; client: ShuffleWorkerServiceClient }> {
-  const proc = await startShuffleWorkerProcess({ id, dataDir, haDir, config, logger: silentLogger() });
+async function startWorker(
+  id = 'sw-1',
+  options: { config?: Configuration; clock?: { now(): number } } = {},
+): Promise<{ proc: ShuffleWorkerProcess; client: ShuffleWorkerServiceClient }> {
+  const proc = await startShuffleWorkerProcess({
+    id,
+    dataDir,
+    haDir,
+    config: options.config ?? config,
+    logger: silentLogger(),
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const client = new (loadProto().ShuffleWorkerService)(
     proc.address,
     grpc.credentials.createInsecure(),
@@ -105,6 +127,34 @@ async function startWorker(id = 'sw-1'): Promise<{ proc: ShuffleWorkerProcess; c
   };
   cleanup.push(() => wrapped.close());
   return { proc: wrapped, client };
+}
+
+const writers = new ShuffleWorkerClientPool();
+const readers = new PartitionClientPool();
+
+function pid(job: string, subtask = 0): ResultPartitionId {
+  return { job_id: job, vertex_id: 'map', subtask, attempt: 0, epoch: 1 };
+}
+
+/** A producer writing one partition to the worker, as a TaskManager with remote shuffle does. */
+async function writePartition(address: string, id: ResultPartitionId, capability: string, records: string[][]) {
+  const w = createRemotePartitionWriter(id, records.length, [{ worker_id: 'sw-1', address }], {
+    clients: writers,
+    readCapability: capability,
+    timeoutMs: 5_000,
+  });
+  records.forEach((recs, s) => recs.forEach((r) => w.emit(s, r)));
+  return w.finish();
+}
+
+async function read(address: string, id: ResultPartitionId, capability: string, end: number): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for await (const batch of readRemoteSubpartitions(readers.get(address), id, 0, end, {
+    timeoutMs: 5_000,
+    readCapability: capability,
+  }))
+    out.push(...batch);
+  return out;
 }
 
 const list = (client: ShuffleWorkerServiceClient, epoch: number, session: string, job = 'job-1') =>
@@ -202,5 +252,98 @@ describe('startShuffleWorkerProcess', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect(leader.heartbeats.length + leader.registrations.length).toBe(calls);
     expect(await createHaServices(config, haDir).endpoints().read('sw-1')).toBeUndefined();
+  });
+
+  it('takes partitions over WritePartition, reports them in heartbeats and lists them for the leader', async () => {
+    const leader = await fakeLeader(1);
+    cleanup.push(() => leader.close());
+    await writeLeader(leader);
+    const { proc, client } = await startWorker();
+    await expect.poll(() => leader.registrations.length, { timeout: 5_000 }).toBe(1);
+    const session = leader.registrations[0]!.session_id;
+    const written = await writePartition(proc.address, pid('job-1'), 'cap-1', [['a', 'b'], ['c']]);
+    expect(written.workers.map((w) => w.worker_id)).toEqual(['sw-1']);
+    const listed = (await list(client, 1, session)).partitions;
+    expect(listed.map((p) => p.partition_id)).toEqual([pid('job-1')]);
+    await expect.poll(() => leader.heartbeats.at(-1)?.partitions, { timeout: 5_000 }).toBe(1);
+    expect(Number(leader.heartbeats.at(-1)!.bytes)).toBeGreaterThan(0);
+    expect(await read(proc.address, pid('job-1'), 'cap-1', 1)).toEqual(['a', 'b', 'c']);
+    await expect(read(proc.address, pid('job-1'), 'cap-2', 1)).rejects.toMatchObject({
+      code: ErrorCode.PERMISSION_DENIED,
+    });
+    // Another writer of the job must carry the same capability.
+    await expect(writePartition(proc.address, pid('job-1', 1), 'cap-2', [['x']])).rejects.toMatchObject({
+      code: ErrorCode.PERMISSION_DENIED,
+    });
+  });
+
+  it('restarted on its data directory, serves what it held under the same read capability and reports it', async () => {
+    const leader = await fakeLeader(1);
+    cleanup.push(() => leader.close());
+    await writeLeader(leader);
+    const first = await startWorker();
+    await writePartition(first.proc.address, pid('job-1'), 'cap-1', [['a'], ['b']]);
+    await first.proc.close();
+    const { proc, client } = await startWorker();
+    await expect.poll(() => leader.registrations.length, { timeout: 5_000 }).toBe(2);
+    const again = leader.registrations[1]!;
+    expect(again.jobs_with_partitions).toEqual(['job-1']);
+    // A new process, a new session: the old one opens nothing.
+    expect(again.session_id).not.toBe(leader.registrations[0]!.session_id);
+    await expect(list(client, 1, leader.registrations[0]!.session_id)).rejects.toMatchObject({
+      code: ErrorCode.PERMISSION_DENIED,
+    });
+    expect((await list(client, 1, again.session_id)).partitions.map((p) => p.partition_id)).toEqual([pid('job-1')]);
+    expect(await read(proc.address, pid('job-1'), 'cap-1', 1)).toEqual(['a', 'b']);
+    await expect(read(proc.address, pid('job-1'), 'cap-other', 1)).rejects.toMatchObject({
+      code: ErrorCode.PERMISSION_DENIED,
+    });
+    await expect(writePartition(proc.address, pid('job-1', 1), 'cap-other', [['x']])).rejects.toMatchObject({
+      code: ErrorCode.PERMISSION_DENIED,
+    });
+  });
+
+  it('restarted without a job’s read capability on disk, deletes that job’s partitions rather than serve them', async () => {
+    const leader = await fakeLeader(1);
+    cleanup.push(() => leader.close());
+    await writeLeader(leader);
+    const first = await startWorker();
+    await writePartition(first.proc.address, pid('job-1'), 'cap-1', [['a']]);
+    await writePartition(first.proc.address, pid('job-2'), 'cap-2', [['b']]);
+    await first.proc.close();
+    await rm(capabilityFile(dataDir, 'job-1'));
+    const { client } = await startWorker();
+    await expect.poll(() => leader.registrations.length, { timeout: 5_000 }).toBe(2);
+    expect(leader.registrations[1]!.jobs_with_partitions).toEqual(['job-2']);
+    const session = leader.registrations[1]!.session_id;
+    expect((await list(client, 1, session, 'job-1')).partitions).toEqual([]);
+    expect((await list(client, 1, session, 'job-2')).partitions).toHaveLength(1);
+  });
+
+  it('deletes a job no leader names once the expiry timeout has passed on its clock', async () => {
+    const leader = await fakeLeader(1);
+    cleanup.push(() => leader.close());
+    await writeLeader(leader);
+    let now = 1_000_000;
+    const { proc, client } = await startWorker('sw-1', {
+      clock: { now: () => now },
+      config: Configuration.of({
+        ...config.toRecord(),
+        'shuffle-worker.partition.expiry-timeout': '10 min',
+        'shuffle-worker.partition.expiry-check-interval': '20 ms',
+      }),
+    });
+    await expect.poll(() => leader.registrations.length, { timeout: 5_000 }).toBe(1);
+    const session = leader.registrations[0]!.session_id;
+    await writePartition(proc.address, pid('orphan'), 'cap', [['a']]);
+    // Named by no heartbeat answer: kept until the timeout, then deleted. (Not asked with
+    // ListPartitions meanwhile: a leader asking about a job names it.)
+    now += 9 * 60_000;
+    const beats = leader.heartbeats.length;
+    await expect.poll(() => leader.heartbeats.length, { timeout: 5_000 }).toBeGreaterThan(beats + 2);
+    expect(leader.heartbeats.at(-1)?.partitions).toBe(1);
+    now += 60_000;
+    await expect.poll(() => leader.heartbeats.at(-1)?.partitions, { timeout: 5_000 }).toBe(0);
+    expect((await list(client, 1, session, 'orphan')).partitions).toEqual([]);
   });
 });

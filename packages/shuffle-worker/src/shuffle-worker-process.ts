@@ -15,9 +15,7 @@ import {
 } from '@rebound/core';
 import type { Clock, Configuration, Logger } from '@rebound/core';
 import { EpochFence, LeaderCallGuard, createHaServices, type HighAvailabilityServices } from '@rebound/ha';
-import { PartitionStore, createPartitionServiceHandlers } from '@rebound/partition';
-// TEMPORARY WIRING (wt/shuffle-data): both come from @rebound/partition once it is merged.
-import { createShuffleIngestHandler, openRetainingStore } from './pending-partition-api.js';
+import { PartitionStore, createPartitionServiceHandlers, createShuffleIngestHandler } from '@rebound/partition';
 import { JobReadCapabilities } from './job-read-capabilities.js';
 import { createShuffleWorkerRegistry } from './metrics.js';
 import { OrphanedPartitions } from './orphaned-partitions.js';
@@ -67,9 +65,11 @@ export async function startShuffleWorkerProcess(opts: ShuffleWorkerProcessOption
     }
   };
   try {
-    const store = await openRetainingStore({
+    // Retained: what an earlier process of this worker finished is served again.
+    const store = await PartitionStore.open({
       dataDir: opts.dataDir,
       ...PartitionStore.optionsFromConfig(config),
+      retainOnOpen: true,
       logger: opts.logger,
       clock: () => clock.now(),
     });
@@ -104,6 +104,7 @@ export async function startShuffleWorkerProcess(opts: ShuffleWorkerProcessOption
       worker.handlers(
         createShuffleIngestHandler(store, {
           logger: opts.logger,
+          workerId: opts.id,
           admitWriter: (jobId, readCapability) => worker.admitWriter(jobId, readCapability),
         }),
       ),

@@ -71,9 +71,10 @@ export class ShuffleWorker {
     return [...new Set([...this.store.jobsWithPartitions(), ...this.capabilities.jobs()])];
   }
 
+  /** Finished partitions held, and the bytes of their data files. */
   usage(): { partitions: number; bytes: number } {
-    const finished = this.store.listFinished();
-    return { partitions: finished.length, bytes: finished.reduce((s, p) => s + Number(p.total_bytes), 0) };
+    const { partitions, dataBytes } = this.store.stats();
+    return { partitions, bytes: dataBytes };
   }
 
   /** The admitWriter hook of the WritePartition handler: the job's capability, then its orphan clock. */
