@@ -3,6 +3,7 @@ import {
   InvalidArgumentError,
   ReboundError,
   TaskCanceledError,
+  UnavailableError,
   errorMessage,
   toServiceError,
   type Logger,
@@ -117,6 +118,13 @@ export function createShuffleIngestHandler(
       // A cancelled call ends its message stream with a premature close: say what happened.
       if (call.cancelled && !(err instanceof ReboundError)) {
         throw new TaskCanceledError(`the producer cancelled writing partition ${key}`);
+      }
+      // The worker is shutting down (its store closed under the stream): the producer's answer
+      // is the one to a worker that is gone.
+      if (store.isClosed) {
+        throw new UnavailableError(`the shuffle worker is shutting down; partition ${key} was not kept`, {
+          cause: err,
+        });
       }
       throw err;
     }

@@ -407,6 +407,19 @@ describe('remote partition writer and shuffle ingest', () => {
     expect((unreachable as ReboundError).message).toMatch(/sw-gone/);
   });
 
+  it('a worker that shuts down under a stream answers UNAVAILABLE and keeps nothing', async () => {
+    const closing = await startWorker('sw-closing');
+    const writer = writerTo([closing], pid('closing'), 2);
+    for (let i = 0; i < 3_000; i++) writer.emit(i % 2, record(i));
+    await writer.flushIfNeeded();
+    await waitFor(() => closing.metrics.bytesReceived > 0, 'the worker to receive blocks');
+    await closing.store.close();
+    const err = await writer.finish().catch((e: unknown) => e);
+    expect((err as ReboundError).code).toBe(ErrorCode.UNAVAILABLE);
+    expect((err as ReboundError).message).toMatch(/sw-closing.*shutting down/);
+    expect(await partitionDirsOf(closing)).toEqual([]);
+  });
+
   it('a producer killed mid-stream leaves nothing on the worker', async () => {
     const id = pid('killed');
     const before = three.metrics.bytesReceived;

@@ -244,6 +244,11 @@ export class PartitionStore {
     return writer;
   }
 
+  /** Whether close() was called: the store takes no more writers. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
   /** Whether a finished partition with this id is here. */
   has(id: PartitionIdLike): boolean {
     return this.finished.has(keyOf(id));
