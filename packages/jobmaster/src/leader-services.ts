@@ -123,7 +123,6 @@ export class LeaderServices implements LeaderView {
       remoteShuffle = new RemoteShuffleMaster({
         epoch,
         workers: this.shuffleWorkers,
-        replicas: config.getInt('shuffle.remote.replicas'),
         logger: logger.child({ component: 'RemoteShuffleMaster' }),
       });
     }

@@ -250,6 +250,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     let reusedBytes = 0;
     let releasedBytes = 0;
     const reusedKeys = new Set<string>();
+    let reusedOnWorkers = 0;
     const release = new Map<string, { holder: PartitionHolder; ids: ResultPartitionId[] }>();
     for (const r of reports) {
       const key = partitionKey(r.partition.partition_id!);
@@ -268,6 +269,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
           reusedKeys.add(key);
           reusedBytes += bytes;
           reused++;
+          if (r.holder.kind === 'shuffle-worker') reusedOnWorkers++;
         }
       } else if (ev) {
         // Kept as a finished execution's output, though no consumer needs it any more.
@@ -291,6 +293,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       .filter(([key, ev]) => !holderIds(ev).some((id) => rec.reportedBy(key, id)))
       .map(([, ev]) => ev);
     report.partitions_reused = reused;
+    report.partitions_reused_on_shuffle_workers = reusedOnWorkers;
     report.partition_bytes_reused = reusedBytes;
     report.partitions_released = [...release.values()].reduce((n, e) => n + e.ids.length, 0);
     report.partition_bytes_released = releasedBytes;
