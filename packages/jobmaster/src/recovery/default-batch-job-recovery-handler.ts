@@ -32,6 +32,11 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   private readonly keepRunning: boolean;
   private adoption: TaskAdoption | undefined;
   private settlement: ReconnectSettlement | undefined;
+  /**
+   * Reports that came before the reconnect window opened: a ShuffleMaster whose holders are
+   * not TaskManagers asks them as soon as the recovery starts, before the replay ends.
+   */
+  private early: { reports: readonly PartitionWithMetrics[]; from?: PartitionHolder }[] | undefined = [];
   private takeover = false;
   /** This leader recovers the job from its events (it did not start it afresh). */
   private recovered = false;
@@ -214,6 +219,8 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     this.reconciliation = rec;
     this.adoption = adoption;
     this.settlement = settlement;
+    for (const { reports, from } of this.early ?? []) this.onPartitionsReported(reports, from);
+    this.early = undefined;
     for (const tm of this.ctx.registry.all()) this.askForPartitions(tm);
     const pollMs = this.ctx.jobConfig.getDurationMs('high-availability.lease.poll-interval');
     const stopWatching = settlement.watch(pollMs, () => rec.recheck());
@@ -392,6 +399,10 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   }
 
   onPartitionsReported(reports: readonly PartitionWithMetrics[], from?: PartitionHolder): void {
+    if (this.early && !this.reconciliation && !this.reconciled) {
+      this.early.push({ reports, from });
+      return;
+    }
     if (from) this.settlement?.answered(from.id);
     this.reconciliation?.add(reports);
   }
