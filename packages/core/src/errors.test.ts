@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import {
+  AlreadyExistsError,
   ErrorCode,
   InvalidArgumentError,
   NotLeaderError,
@@ -20,6 +21,7 @@ const overGrpc = (err: unknown): ReboundError => fromServiceError(toServiceError
 
 describe('typed errors over gRPC', () => {
   it.each([
+    [new AlreadyExistsError('partition exists'), ErrorCode.ALREADY_EXISTS, grpc.status.ALREADY_EXISTS],
     [new InvalidArgumentError('bad position'), ErrorCode.INVALID_ARGUMENT, grpc.status.INVALID_ARGUMENT],
     [new UserCodeError('map failed'), ErrorCode.USER_CODE, grpc.status.ABORTED],
     [new TaskCanceledError('canceled'), ErrorCode.TASK_CANCELED, grpc.status.CANCELLED],

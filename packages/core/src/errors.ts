@@ -9,6 +9,7 @@ import type * as grpc from '@grpc/grpc-js';
 const GrpcStatus = {
   CANCELLED: 1,
   INVALID_ARGUMENT: 3,
+  ALREADY_EXISTS: 6,
   DEADLINE_EXCEEDED: 4,
   NOT_FOUND: 5,
   PERMISSION_DENIED: 7,
@@ -42,6 +43,8 @@ export const ErrorCode = {
   JOB_INVALID: 'JOB_INVALID',
   JOB_MODULE_INVALID: 'JOB_MODULE_INVALID',
   PARTITION_NOT_FOUND: 'PARTITION_NOT_FOUND',
+  /** Something that may be created once already is (a result partition on a shuffle worker). */
+  ALREADY_EXISTS: 'ALREADY_EXISTS',
   TASK_MANAGER_UNKNOWN: 'TASK_MANAGER_UNKNOWN',
   TASK_CANCELED: 'TASK_CANCELED',
   USER_CODE: 'USER_CODE',
@@ -71,6 +74,7 @@ const GRPC_STATUS_OF: Record<ErrorCode, grpc.status> = {
   JOB_INVALID: GrpcStatus.INVALID_ARGUMENT,
   JOB_MODULE_INVALID: GrpcStatus.INVALID_ARGUMENT,
   PARTITION_NOT_FOUND: GrpcStatus.NOT_FOUND,
+  ALREADY_EXISTS: GrpcStatus.ALREADY_EXISTS,
   TASK_MANAGER_UNKNOWN: GrpcStatus.FAILED_PRECONDITION,
   TASK_CANCELED: GrpcStatus.CANCELLED,
   USER_CODE: GrpcStatus.ABORTED,
@@ -155,6 +159,13 @@ export class PartitionNotFoundError extends ReboundError {
     detail = '',
   ) {
     super(ErrorCode.PARTITION_NOT_FOUND, `partition ${partitionId} not found${detail ? `: ${detail}` : ''}`);
+  }
+}
+
+/** Something that is created once (a result partition of one attempt) already exists. */
+export class AlreadyExistsError extends ReboundError {
+  constructor(message: string, options?: ErrorOptions) {
+    super(ErrorCode.ALREADY_EXISTS, message, options);
   }
 }
 

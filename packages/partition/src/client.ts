@@ -1,12 +1,8 @@
-import * as grpc from '@grpc/grpc-js';
 import {
-  CHANNEL_OPTIONS,
   fromServiceError,
-  loadProto,
   ReboundError,
   type PartitionChunk__Output,
   type PartitionServiceClient,
-  IllegalStateError,
   UnavailableError,
   TaskCanceledError,
 } from '@rebound/core';
@@ -25,6 +21,11 @@ export interface ReadSubpartitionsOptions {
   signal?: AbortSignal;
   /** The job's partition read capability (from the consumer's deployment); the producer requires it. */
   readCapability?: string;
+  /**
+   * Blocks to skip, undecoded, at the start of the stream: those a consumer already took from
+   * another copy of the partition (replicas hold the same blocks in the same order).
+   */
+  skipBlocks?: number;
 }
 
 function cancelled(key: string): ReboundError {
@@ -57,6 +58,7 @@ export async function* readRemoteSubpartitions(
   const onAbort = (): void => call.cancel();
   signal?.addEventListener('abort', onAbort, { once: true });
   const chunks = call[Symbol.asyncIterator]() as AsyncIterator<PartitionChunk__Output>;
+  let skip = options.skipBlocks ?? 0;
   try {
     for (;;) {
       let timer: NodeJS.Timeout | undefined;
@@ -78,6 +80,10 @@ export async function* readRemoteSubpartitions(
       if (result.done) {
         finished = true;
         return;
+      }
+      if (skip > 0) {
+        skip--;
+        continue;
       }
       yield decodeRecords(result.value.data);
     }
@@ -108,48 +114,4 @@ export async function* readLocalSubpartitions(
     yield decodeRecords(payload);
   }
   if (options.signal?.aborted) throw cancelled(key);
-}
-
-export interface PartitionClientPoolOptions {
-  /** Channel options and interceptors (the cluster secret), on top of CHANNEL_OPTIONS. */
-  channelOptions?: grpc.ClientOptions;
-  credentials?: grpc.ChannelCredentials;
-}
-
-/** PartitionService clients by TaskManager address, one channel each, reused across reads. */
-export class PartitionClientPool {
-  private readonly clients = new Map<string, PartitionServiceClient>();
-  private closed = false;
-
-  constructor(private readonly options: PartitionClientPoolOptions = {}) {}
-
-  get(address: string): PartitionServiceClient {
-    if (this.closed) throw new IllegalStateError('the partition client pool is closed');
-    let client = this.clients.get(address);
-    if (!client) {
-      const Ctor = loadProto().PartitionService;
-      client = new Ctor(address, this.options.credentials ?? grpc.credentials.createInsecure(), {
-        ...CHANNEL_OPTIONS,
-        ...this.options.channelOptions,
-      });
-      this.clients.set(address, client);
-    }
-    return client;
-  }
-
-  /** Drops the channel to a TaskManager that is gone. */
-  evict(address: string): void {
-    this.clients.get(address)?.close();
-    this.clients.delete(address);
-  }
-
-  get size(): number {
-    return this.clients.size;
-  }
-
-  close(): void {
-    this.closed = true;
-    for (const client of this.clients.values()) client.close();
-    this.clients.clear();
-  }
 }

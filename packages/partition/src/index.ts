@@ -9,11 +9,14 @@ export {
   type PartitionIndexFile,
 } from './format.js';
 export {
-  ResultPartitionWriter,
+  LocalFileSink,
+  type BlockSink,
   type FinishedPartition,
   type SubpartitionBlocks,
-  type ResultPartitionWriterOptions,
-} from './writer.js';
+  type WrittenPartition,
+} from './block-sink.js';
+export { ResultPartitionWriter, type ResultPartitionWriterOptions, type WriterHost } from './writer.js';
+export { parseIndexFile } from './index-file.js';
 export type { SubpartitionReadOptions } from './reader.js';
 export {
   PartitionStore,
@@ -21,6 +24,7 @@ export {
   DEFAULT_MAX_QUEUED_BLOCKS,
   type PartitionStoreOptions,
   type PartitionStoreMetrics,
+  type PartitionStoreStats,
 } from './store.js';
 export {
   createPartitionServiceHandlers,
@@ -28,10 +32,20 @@ export {
   type PartitionServerMetrics,
   type PartitionServiceOptions,
 } from './service.js';
+export { readRemoteSubpartitions, readLocalSubpartitions, type ReadSubpartitionsOptions } from './client.js';
+export { PartitionClientPool, ShuffleWorkerClientPool, type PartitionClientPoolOptions } from './client-pool.js';
 export {
-  readRemoteSubpartitions,
-  readLocalSubpartitions,
-  PartitionClientPool,
-  type ReadSubpartitionsOptions,
-  type PartitionClientPoolOptions,
-} from './client.js';
+  createRemotePartitionWriter,
+  DEFAULT_MESSAGE_BYTES,
+  DEFAULT_MAX_UNSENT_BYTES,
+  type RemotePartitionWriterOptions,
+  type RemotePartition,
+  type ShuffleWorkerAck,
+  type ShuffleWorkerTarget,
+} from './remote-sink.js';
+export {
+  createShuffleIngestHandler,
+  newShuffleIngestMetrics,
+  type ShuffleIngestMetrics,
+  type ShuffleIngestOptions,
+} from './ingest.js';

@@ -12,7 +12,8 @@ import {
   silentLogger,
   type ResultPartitionId,
 } from '@rebound/core';
-import { PartitionClientPool, readLocalSubpartitions, readRemoteSubpartitions } from './client.js';
+import { readLocalSubpartitions, readRemoteSubpartitions } from './client.js';
+import { PartitionClientPool } from './client-pool.js';
 import { createPartitionServiceHandlers, newPartitionServerMetrics } from './service.js';
 import { PartitionStore } from './store.js';
 

@@ -51,8 +51,9 @@ function writable(call: Call, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * The PartitionService of a TaskManager. Each ReadSubpartitions call streams one block per
- * PartitionChunk, reading the next block only when gRPC has taken the previous ones
+ * The PartitionService of a TaskManager (and of a shuffle worker). Each ReadSubpartitions call
+ * streams one block per PartitionChunk (consumers rely on it: one that resumes on a replica skips
+ * the chunks it took, as blocks), reading the next block only when gRPC has taken the previous ones
  * (`write()` returned true, or 'drain'), so a slow consumer holds the server to a few blocks in
  * memory. A cancelled call stops the disk reads.
  */

@@ -1,7 +1,8 @@
-import { mkdir, open, readdir, rm, rmdir } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   packSubpartitionBytes,
+  AlreadyExistsError,
   IllegalStateError,
   PartitionNotFoundError,
   errorMessage,
@@ -10,8 +11,10 @@ import {
   type Logger,
   type PartitionWithMetrics__Output,
 } from '@rebound/core';
+import { LocalFileSink, type FinishedPartition } from './block-sink.js';
 import {
   DATA_FILE,
+  INDEX_FILE,
   jobPartitionsDir,
   keyOf,
   normalizePartitionId,
@@ -19,8 +22,9 @@ import {
   partitionsRoot,
   type PartitionIdLike,
 } from './format.js';
+import { finishedPartitionOf, parseIndexFile } from './index-file.js';
 import { readSubpartitionBlocks, type SubpartitionReadOptions } from './reader.js';
-import { ResultPartitionWriter, type FinishedPartition, type WriterHost } from './writer.js';
+import { ResultPartitionWriter } from './writer.js';
 
 export const DEFAULT_BLOCK_SIZE = 32 * 1024;
 export const DEFAULT_MAX_QUEUED_BLOCKS = 4;
@@ -34,6 +38,12 @@ export interface PartitionStoreOptions {
   maxQueuedBlocks?: number;
   logger?: Logger;
   clock?: () => number;
+  /**
+   * A shuffle worker's store: opening keeps the finished partitions an earlier process left (each
+   * checked against its index) instead of wiping them, and finishing a partition also makes its
+   * directory entries durable. Default false: a TaskManager's store.
+   */
+  retainOnOpen?: boolean;
 }
 
 /** Read-side counters (monitoring, and tests that check reads are paced by the consumer). */
@@ -43,13 +53,23 @@ export interface PartitionStoreMetrics {
   corruptBlocks: number;
 }
 
+/** Counts of what the store holds (a shuffle worker reports them with its heartbeats). */
+export interface PartitionStoreStats {
+  partitions: number;
+  /** Bytes of the finished partitions' data files. */
+  dataBytes: number;
+}
+
 /**
- * The blocking result partitions of one TaskManager process, on local disk.
+ * The blocking result partitions of one TaskManager process (or of one shuffle worker), on
+ * local disk.
  *
- * Opening the store wipes `<dataDir>/partitions`: a restarted TaskManager process is a new
- * TaskManager with a new id, and the JobMaster knows partitions only by the id of the
- * TaskManager that produced them, so nothing left by an earlier process could ever be asked for
- * again. (Finished partitions do survive a JobMaster failover: that is this process living on.)
+ * A TaskManager's store wipes `<dataDir>/partitions` when it opens: a restarted TaskManager
+ * process is a new TaskManager with a new id, and the JobMaster knows partitions only by the id
+ * of the TaskManager that produced them, so nothing left by an earlier process could ever be
+ * asked for again. (Finished partitions do survive a JobMaster failover: that is this process
+ * living on.) A shuffle worker's store (`retainOnOpen`) keeps them: the leader knows them by the
+ * worker's stable id.
  */
 export class PartitionStore {
   readonly dataDir: string;
@@ -62,20 +82,7 @@ export class PartitionStore {
   private readonly writers = new Map<string, ResultPartitionWriter>();
   private readonly deletions = new Map<string, Promise<void>>();
   private closed = false;
-  private readonly host: WriterHost = {
-    onFinished: (writer, partition) => {
-      this.writers.delete(writer.key);
-      this.finished.set(partition.key, partition);
-      this.logger.debug(
-        { partition: partition.key, bytes: partition.totalBytes, records: partition.totalRecords },
-        'result partition finished',
-      );
-    },
-    onClosed: (writer) => {
-      if (this.writers.get(writer.key) === writer) this.writers.delete(writer.key);
-      this.deleteDir(writer.key, writer.dir);
-    },
-  };
+  private readonly retainOnOpen: boolean;
 
   private constructor(options: PartitionStoreOptions) {
     this.dataDir = options.dataDir;
@@ -83,6 +90,7 @@ export class PartitionStore {
     this.maxQueuedBlocks = options.maxQueuedBlocks ?? DEFAULT_MAX_QUEUED_BLOCKS;
     this.logger = (options.logger ?? silentLogger()).child({ component: 'PartitionStore' });
     this.clock = options.clock ?? Date.now;
+    this.retainOnOpen = options.retainOnOpen ?? false;
     if (!Number.isInteger(this.blockSize) || this.blockSize < 64) {
       throw new IllegalStateError(
         `partition block size must be an integer of at least 64 bytes, got ${this.blockSize}`,
@@ -98,10 +106,18 @@ export class PartitionStore {
     return { blockSize: config.getBytes('taskmanager.network.block-size') };
   }
 
-  /** Creates the store, wiping whatever an earlier TaskManager process left behind. */
+  /**
+   * Creates the store. A TaskManager's wipes whatever an earlier process left behind; a shuffle
+   * worker's (`retainOnOpen`) loads the finished partitions and deletes the rest.
+   */
   static async open(options: PartitionStoreOptions): Promise<PartitionStore> {
     const store = new PartitionStore(options);
     const root = partitionsRoot(store.dataDir);
+    if (store.retainOnOpen) {
+      await mkdir(root, { recursive: true });
+      await store.retainFinished(root);
+      return store;
+    }
     const leftovers = await readdir(root).catch(() => [] as string[]);
     if (leftovers.length > 0) {
       store.logger.info({ dir: root, jobs: leftovers.length }, 'deleting partitions of an earlier TaskManager process');
@@ -109,6 +125,65 @@ export class PartitionStore {
     await rm(root, { recursive: true, force: true });
     await mkdir(root, { recursive: true });
     return store;
+  }
+
+  /**
+   * Loads every finished partition under `root` whose index is whole and agrees with its data
+   * file; deletes everything else (unfinished partitions, a torn or foreign index, a truncated
+   * data file, stray files). The blocks' checksums are checked when they are read.
+   */
+  private async retainFinished(root: string): Promise<void> {
+    let kept = 0;
+    let dropped = 0;
+    const drop = async (path: string, reason: string): Promise<void> => {
+      dropped++;
+      this.logger.warn({ dir: path, reason }, 'deleting a partition left by an earlier process');
+      await rm(path, { recursive: true, force: true });
+    };
+    for (const job of await readdir(root, { withFileTypes: true })) {
+      const jobDir = join(root, job.name);
+      if (!job.isDirectory()) {
+        await drop(jobDir, 'not a job directory');
+        continue;
+      }
+      for (const entry of await readdir(jobDir, { withFileTypes: true })) {
+        const dir = join(jobDir, entry.name);
+        const reason = entry.isDirectory() ? await this.loadFinished(dir) : 'not a partition directory';
+        if (reason === undefined) kept++;
+        else await drop(dir, reason);
+      }
+      await rmdir(jobDir).catch(() => {}); // only when nothing of the job was kept
+    }
+    this.logger.info(
+      { dir: root, kept, dropped, jobs: this.jobsWithPartitions().length },
+      'kept the finished partitions of an earlier process',
+    );
+  }
+
+  /** Registers the finished partition in `dir`; returns why it cannot be kept otherwise. */
+  private async loadFinished(dir: string): Promise<string | undefined> {
+    let text: string;
+    try {
+      text = await readFile(join(dir, INDEX_FILE), 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'unfinished: it has no index';
+      return `its index cannot be read: ${errorMessage(err)}`;
+    }
+    let p: FinishedPartition;
+    try {
+      const index = parseIndexFile(text, 'its index');
+      const expected = partitionDir(this.dataDir, index.partitionId);
+      if (expected !== dir)
+        return `its index names partition ${keyOf(index.partitionId)}, whose directory is ${expected}`;
+      const size = (await stat(join(dir, DATA_FILE))).size;
+      if (size !== index.dataBytes) return `its data file has ${size} bytes, but the index says ${index.dataBytes}`;
+      p = finishedPartitionOf(index, dir);
+    } catch (err) {
+      return errorMessage(err);
+    }
+    if (this.finished.has(p.key)) return `partition ${p.key} is already loaded`;
+    this.finished.set(p.key, p);
+    return undefined;
   }
 
   /**
@@ -123,7 +198,9 @@ export class PartitionStore {
       throw new IllegalStateError(`partition ${key} needs at least one subpartition, got ${numSubpartitions}`);
     }
     if (this.finished.has(key) || this.writers.has(key)) {
-      throw new IllegalStateError(`partition ${key} already exists; every attempt writes its own partition`);
+      throw new AlreadyExistsError(
+        `partition ${key} already exists${this.finished.has(key) ? '' : ' (it is being written)'}; every attempt writes its own partition`,
+      );
     }
     const dir = partitionDir(this.dataDir, nid);
     await this.deletions.get(key);
@@ -142,17 +219,34 @@ export class PartitionStore {
       await fh.close();
       throw new IllegalStateError(`partition ${key} was created concurrently or the store closed`);
     }
-    const writer = new ResultPartitionWriter(
+    const writer: ResultPartitionWriter = new ResultPartitionWriter(
       nid,
       numSubpartitions,
-      dir,
-      fh,
-      this.host,
+      new LocalFileSink(dir, fh, this.retainOnOpen),
+      {
+        onFinished: (w, partition) => {
+          this.writers.delete(w.key);
+          this.finished.set(partition.key, partition);
+          this.logger.debug(
+            { partition: partition.key, bytes: partition.totalBytes, records: partition.totalRecords },
+            'result partition finished',
+          );
+        },
+        onClosed: (w) => {
+          if (this.writers.get(w.key) === w) this.writers.delete(w.key);
+          this.deleteDir(w.key, dir);
+        },
+      },
       { blockSize: this.blockSize, maxQueuedBlocks: this.maxQueuedBlocks, clock: this.clock },
       key,
     );
     this.writers.set(key, writer);
     return writer;
+  }
+
+  /** Whether close() was called: the store takes no more writers. */
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   /** Whether a finished partition with this id is here. */
@@ -177,6 +271,13 @@ export class PartitionStore {
       });
     }
     return out;
+  }
+
+  /** How many finished partitions are here, and their bytes on disk. */
+  stats(): PartitionStoreStats {
+    let dataBytes = 0;
+    for (const p of this.finished.values()) dataBytes += p.dataBytes;
+    return { partitions: this.finished.size, dataBytes };
   }
 
   /** Job ids that have finished partitions here. */
@@ -251,7 +352,9 @@ export class PartitionStore {
     if (!p)
       throw new PartitionNotFoundError(
         key,
-        this.writers.has(key) ? 'it is still being written' : 'not on this TaskManager',
+        this.writers.has(key)
+          ? 'it is still being written'
+          : `not on this ${this.retainOnOpen ? 'shuffle worker' : 'TaskManager'}`,
       );
     if (!Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end < start || end >= p.numSubpartitions) {
       throw new IllegalStateError(

@@ -3,7 +3,7 @@ import { subpartitionOf, type Transformation } from '@rebound/api';
 import { DRAIN_BATCH_SIZE, type EventLoopTurns } from './event-loop-turns.js';
 import { createKeyedAggregator, type Emit, type KeyedAggregator } from './keyed-reducer.js';
 import { keySelectorOf, lookup } from './operator-chain.js';
-import type { ResultPartitionWriter } from '@rebound/partition';
+import type { TaskPartitionWriter } from './shuffle-environment.js';
 
 /**
  * The end of a producing chain: routes records to subpartitions of the task's ResultPartition
@@ -17,7 +17,7 @@ export class OutputEmitter {
   recordsOut = 0;
 
   constructor(
-    private readonly writer: ResultPartitionWriter,
+    private readonly writer: Pick<TaskPartitionWriter, 'emit' | 'flushIfNeeded'>,
     desc: ResultPartitionDeploymentDescriptor__Output,
     operators: ReadonlyMap<string, Transformation>,
     private readonly combinerMaxKeys: number,

@@ -3,8 +3,8 @@ import type { Configuration, Logger } from '@rebound/core';
 import type { HeldOutcomes } from './held-tasks.js';
 import type { JobLeaderService } from './job-leader-service.js';
 import type { ModuleCache } from './module-cache.js';
-import type { PartitionClientPool, PartitionStore } from '@rebound/partition';
 import { attemptKeyOf, taskLogOf, type RunningTask } from './running-task.js';
+import type { ShuffleEnvironment } from './shuffle-environment.js';
 import { InputPartitionNotFoundError, runTask } from './task.js';
 
 /** What running a task attempt needs of its TaskExecutor. */
@@ -13,8 +13,7 @@ export interface TaskAttemptContext {
   /** The TaskManager's configuration (the job's own comes with the deployment). */
   readonly config: Configuration;
   readonly logger: Logger;
-  readonly store: PartitionStore;
-  readonly clients: PartitionClientPool;
+  readonly shuffle: ShuffleEnvironment;
   readonly modules: ModuleCache;
   /** Ended tasks of keep-running jobs, for the next leader's reconciliation. */
   readonly held: HeldOutcomes;
@@ -41,8 +40,7 @@ export async function runTaskAttempt(
     const metrics = await runTask({
       tdd,
       operators,
-      store: ctx.store,
-      clients: ctx.clients,
+      shuffle: ctx.shuffle,
       taskManagerId: ctx.taskManagerId,
       config: jobConfig,
       signal: task.controller.signal,

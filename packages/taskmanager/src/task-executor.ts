@@ -21,9 +21,10 @@ import type { JobLeaderService } from './job-leader-service.js';
 import { AttemptReceipts, HeldOutcomes, heldTaskOf, keepsRunningTasks } from './held-tasks.js';
 import { JobTimers } from './job-timers.js';
 import type { ModuleCache } from './module-cache.js';
-import { PartitionClientPool, type PartitionStore } from '@rebound/partition';
+import { PartitionClientPool, ShuffleWorkerClientPool, type PartitionStore } from '@rebound/partition';
 import type { ReadCapabilities } from './read-capabilities.js';
 import { attemptKeyOf, taskLogOf, type RunningTask } from './running-task.js';
+import { ShuffleEnvironment } from './shuffle-environment.js';
 import { runTaskAttempt, type TaskAttemptContext } from './task-attempt.js';
 
 /**
@@ -58,16 +59,21 @@ export class TaskExecutor {
     private readonly readCapabilities: ReadCapabilities,
   ) {
     const security = ClusterSecurity.of(config);
-    this.clients = new PartitionClientPool({
-      credentials: security.channelCredentials(),
-      channelOptions: security.channelOptions(),
+    const channels = { credentials: security.channelCredentials(), channelOptions: security.channelOptions() };
+    this.clients = new PartitionClientPool(channels);
+    this.shuffleWorkerClients = new ShuffleWorkerClientPool(channels);
+    this.shuffle = new ShuffleEnvironment({
+      taskManagerId: this.id,
+      store: this.store,
+      partitionClients: this.clients,
+      shuffleWorkerClients: this.shuffleWorkerClients,
+      logger: this.logger,
     });
     this.attemptContext = {
       taskManagerId: this.id,
       config: this.config,
       logger: this.logger,
-      store: this.store,
-      clients: this.clients,
+      shuffle: this.shuffle,
       modules: this.modules,
       held: this.held,
       jobLeader: () => this.jobLeader,
@@ -75,6 +81,9 @@ export class TaskExecutor {
   }
 
   private readonly clients: PartitionClientPool;
+  private readonly shuffleWorkerClients: ShuffleWorkerClientPool;
+  /** Where tasks' partitions go and their inputs come from. */
+  readonly shuffle: ShuffleEnvironment;
 
   private readonly attemptContext: TaskAttemptContext;
 
@@ -342,6 +351,7 @@ export class TaskExecutor {
     this.retention.clear();
     this.leaderless.clear();
     this.clients.close();
+    this.shuffleWorkerClients.close();
   }
 
   now(): number {

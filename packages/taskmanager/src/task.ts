@@ -1,19 +1,8 @@
-import {
-  ErrorCode,
-  PartitionNotFoundError,
-  ReboundError,
-  errorMessage,
-  partitionKey,
-  sleep,
-  UserCodeError,
-  JobInvalidError,
-  TaskCanceledError,
-} from '@rebound/core';
+import { sleep, UserCodeError, JobInvalidError, TaskCanceledError } from '@rebound/core';
 import type {
   Configuration,
   IOMetrics,
   InputGateDeploymentDescriptor__Output,
-  ResultPartitionId__Output,
   SplitResponse__Output,
   TaskDeploymentDescriptor__Output,
 } from '@rebound/core';
@@ -23,35 +12,22 @@ import { createKeyedAggregator } from './keyed-reducer.js';
 import { composeChain, keySelectorOf, lookup, type Emit } from './operator-chain.js';
 import { DRAIN_BATCH_SIZE, EventLoopTurns } from './event-loop-turns.js';
 import { OutputEmitter } from './output-emitter.js';
-import {
-  readLocalSubpartitions,
-  readRemoteSubpartitions,
-  type PartitionClientPool,
-  type PartitionStore,
-} from '@rebound/partition';
+import type { ShuffleEnvironment } from './shuffle-environment.js';
 import { SinkWriter } from './sink-writer.js';
+
+export { InputPartitionNotFoundError } from './shuffle-environment.js';
 
 export interface TaskEnvironment {
   readonly tdd: TaskDeploymentDescriptor__Output;
   readonly operators: ReadonlyMap<string, Transformation>;
-  readonly store: PartitionStore;
-  readonly clients: PartitionClientPool;
+  /** Where the task's partition goes and its inputs come from (local, or shuffle workers). */
+  readonly shuffle: ShuffleEnvironment;
   readonly taskManagerId: string;
   readonly config: Configuration;
   readonly signal: AbortSignal;
   requestSplit(operatorId: string): Promise<SplitResponse__Output>;
   /** Sends a JSON request to the coordinator of `operatorId`; resolves to its JSON answer. */
   sendCoordinationRequest(operatorId: string, requestJson: string): Promise<string>;
-}
-
-/** A consumer could not read a producer's partition: the JobMaster reruns the producer. */
-export class InputPartitionNotFoundError extends PartitionNotFoundError {
-  constructor(
-    readonly partition: ResultPartitionId__Output,
-    detail: string,
-  ) {
-    super(partitionKey(partition), detail);
-  }
 }
 
 function checkCanceled(signal: AbortSignal): void {
@@ -82,40 +58,12 @@ function unlessCanceled<T>(call: Promise<T>, signal: AbortSignal): Promise<T> {
 }
 
 /** Streams one input gate: every producer partition's subpartition range, in order. */
-async function* readInput(
-  env: TaskEnvironment,
-  gate: InputGateDeploymentDescriptor__Output,
-): AsyncGenerator<unknown[]> {
-  const timeoutMs = env.config.getDurationMs('rpc.partition-request.timeout');
-  for (const p of gate.partitions) {
-    const id = p.partition_id!;
-    if (!p.location) throw new InputPartitionNotFoundError(id, 'no location');
-    const local = p.location.task_manager_id === env.taskManagerId;
-    try {
-      const batches = local
-        ? readLocalSubpartitions(env.store, id, gate.subpartition_start, gate.subpartition_end, { signal: env.signal })
-        : readRemoteSubpartitions(
-            env.clients.get(p.location.address),
-            id,
-            gate.subpartition_start,
-            gate.subpartition_end,
-            {
-              timeoutMs,
-              signal: env.signal,
-              readCapability: env.tdd.partition_read_capability,
-            },
-          );
-      for await (const batch of batches) yield batch;
-    } catch (err) {
-      checkCanceled(env.signal);
-      const code = (err as ReboundError).code;
-      // A producer's TaskManager that cannot be reached has lost the partition as far as we can tell.
-      if (code === ErrorCode.PARTITION_NOT_FOUND || code === ErrorCode.UNAVAILABLE) {
-        throw new InputPartitionNotFoundError(id, `${local ? 'local' : p.location.address}: ${errorMessage(err)}`);
-      }
-      throw err;
-    }
-  }
+function readInput(env: TaskEnvironment, gate: InputGateDeploymentDescriptor__Output): AsyncGenerator<unknown[]> {
+  return env.shuffle.readInputGate(gate, {
+    config: env.config,
+    signal: env.signal,
+    readCapability: env.tdd.partition_read_capability,
+  });
 }
 
 /**
@@ -134,18 +82,7 @@ export async function runTask(env: TaskEnvironment): Promise<IOMetrics> {
   let output: OutputEmitter | undefined;
   const turns = new EventLoopTurns();
   let end: Emit;
-  // The deploying leader's epoch makes the id unique even where attempt numbers repeat across
-  // leaders (a restart from scratch, or a lost log tail, numbers attempts again).
-  const partitionId = {
-    job_id: exec.job_id,
-    vertex_id: exec.vertex_id,
-    subtask: exec.subtask,
-    attempt: exec.attempt,
-    epoch: tdd.epoch,
-  };
-  const partitionWriter = tdd.output
-    ? await env.store.createWriter(partitionId, tdd.output.num_subpartitions)
-    : undefined;
+  const partitionWriter = await env.shuffle.createResultPartitionWriter(tdd, env.config);
   try {
     if (tdd.sink) {
       const op = lookup(operators, tdd.sink.operator_id, 'sink');

@@ -16,6 +16,12 @@ export const SHUFFLE_OPTIONS = {
     description:
       'Shuffle workers each partition is written to (remote shuffle); at 2 a read falls back to the replica when a worker is lost.',
   },
+  'shuffle.remote.write-timeout': {
+    kind: 'duration',
+    default: '30 s',
+    description:
+      'Longest wait of a producer for a shuffle worker to take more of its partition, or to acknowledge the partition once committed (time the producer spends computing does not count); a worker that stalls longer fails the producer with UNAVAILABLE.',
+  },
   'shuffle-worker.bind-host': {
     kind: 'string',
     default: '127.0.0.1',
@@ -37,6 +43,7 @@ export const SHUFFLE_OPTIONS = {
 
 export const SHUFFLE_RANGES: RangesOf<typeof SHUFFLE_OPTIONS> = {
   'shuffle.remote.replicas': { min: 1, max: 3 },
+  'shuffle.remote.write-timeout': { min: 1, max: DAYS_24 },
   'shuffle-worker.port': PORT,
   'shuffle-worker.partition.expiry-timeout': { min: 1, max: DAYS_24 },
 };
