@@ -37,6 +37,14 @@ function reconnectWaitEnd(ended: string): string {
   return '';
 }
 
+/** Where reused partitions were found, when shuffle workers kept some of them. */
+function whereFound(r: RecoveryReport__Output): string {
+  const onWorkers = r.partitions_reused_on_shuffle_workers;
+  if (!onWorkers) return '';
+  const onTms = r.partitions_reused - onWorkers;
+  return ` (${onWorkers} kept on shuffle workers${onTms > 0 ? `, ${onTms} on TaskManagers` : ''})`;
+}
+
 /** What the failover cost and saved, in one clause. */
 export function recoveryOutcome(r: RecoveryReport__Output): string {
   if (r.restarted_from_scratch) {
@@ -45,7 +53,7 @@ export function recoveryOutcome(r: RecoveryReport__Output): string {
   const reused = `${plural(r.executions_recovered, 'finished task')} kept`;
   const partitions =
     r.partitions_reused > 0
-      ? ` with ${plural(r.partitions_reused, 'partition')} (${formatBytes(r.partition_bytes_reused)}) reused`
+      ? ` with ${plural(r.partitions_reused, 'partition')} (${formatBytes(r.partition_bytes_reused)}) reused${whereFound(r)}`
       : '';
   const rerun =
     r.executions_reset > 0 ? `${plural(r.executions_reset, 'finished task')} lost and rerun` : 'no finished work lost';

@@ -27,6 +27,16 @@ export interface ClusterDoc {
     partitions: number;
     partitionBytes: number;
   }[];
+  /** Remote shuffle workers; absent from a JobMaster of an older version. */
+  shuffleWorkers?: {
+    id: string;
+    address: string;
+    registered: boolean | null;
+    alive: boolean | null;
+    lastHeartbeatMs: number;
+    partitions: number;
+    partitionBytes: number;
+  }[];
   partitions: { retained: number; bytes: number };
 }
 

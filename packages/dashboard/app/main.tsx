@@ -108,6 +108,41 @@ function ClusterCards({ cluster }: { cluster: ClusterDoc | undefined }) {
           </tbody>
         </table>
       </div>
+      {cluster.shuffleWorkers?.length ? (
+        <div class="card">
+          <h2>Shuffle workers</h2>
+          <table>
+            <thead>
+              <tr>
+                <th>ID</th>
+                <th>STATE</th>
+                <th>PARTITIONS</th>
+                <th>HEARTBEAT</th>
+              </tr>
+            </thead>
+            <tbody>
+              {cluster.shuffleWorkers.map((w) => (
+                <tr key={w.id} data-testid="shuffle-worker-row">
+                  <td class="mono">{w.id}</td>
+                  <td>
+                    {w.registered === false ? (
+                      <span class="muted">not registered</span>
+                    ) : w.alive === false ? (
+                      <span class="FAILED">gone</span>
+                    ) : (
+                      'registered'
+                    )}
+                  </td>
+                  <td>
+                    {w.partitions} ({fmtBytes(w.partitionBytes)})
+                  </td>
+                  <td class="mono">{w.lastHeartbeatMs ? fmtTime(w.lastHeartbeatMs) : '-'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
     </div>
   );
 }

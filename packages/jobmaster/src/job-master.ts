@@ -156,6 +156,7 @@ export class JobMaster {
       : new DummyBatchJobRecoveryHandler({ job: this, epoch, gateway, logger });
     shuffleMaster.registerJob({
       jobId: jobGraph.job_id,
+      jobConfig,
       partitionsReported: (reports, from) => this.recovery.onPartitionsReported(reports, from),
       partitionsLost: (partitions, reason) => this.failover.onPartitionsLost(partitions, reason),
     });

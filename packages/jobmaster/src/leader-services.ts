@@ -26,7 +26,7 @@ import type { JobMaster } from './job-master.js';
 import type { JobModuleProbe } from './job-module-probe.js';
 import { JobRecords } from './job-records.js';
 import { JobRunner } from './job-runner.js';
-import type { LeaderView } from './rest/leader-view.js';
+import type { LeaderView, ShuffleWorkerInfo } from './rest/leader-view.js';
 import { taskManagerDirectoryOf } from './recovery/task-manager-directory.js';
 import { RemoteShuffleMaster } from './shuffle/remote-shuffle-master.js';
 import { ShuffleWorkerRegistry } from './shuffle/shuffle-worker-registry.js';
@@ -70,6 +70,7 @@ export class LeaderServices implements LeaderView {
   private readonly leadership = new AbortController();
   /** Jobs each TaskManager said it retains partitions of when it last registered (REST /cluster). */
   readonly retainedJobsAtRegistration = new Map<string, readonly string[]>();
+  private readonly remoteShuffle: boolean;
 
   constructor(opts: LeaderServicesOptions) {
     const { epoch, config, clock, logger } = opts;
@@ -104,6 +105,8 @@ export class LeaderServices implements LeaderView {
       clock,
     );
     let remoteShuffle: RemoteShuffleMaster | undefined;
+    const remote = config.getString('shuffle.type') === 'remote';
+    this.remoteShuffle = remote;
     this.shuffleWorkers = new ShuffleWorkerRegistry({
       epoch,
       jobmasterId: opts.jobmasterId,
@@ -119,11 +122,10 @@ export class LeaderServices implements LeaderView {
       logger: logger.child({ component: 'ShuffleWorkerRegistry' }),
       clock,
     });
-    if (config.getString('shuffle.type') === 'remote') {
+    if (remote) {
       remoteShuffle = new RemoteShuffleMaster({
         epoch,
         workers: this.shuffleWorkers,
-        replicas: config.getInt('shuffle.remote.replicas'),
         logger: logger.child({ component: 'RemoteShuffleMaster' }),
       });
     }
@@ -258,9 +260,21 @@ export class LeaderServices implements LeaderView {
     return this.runner.jobIds();
   }
 
+  shuffleWorkerOverview(): ShuffleWorkerInfo[] {
+    return this.shuffleWorkers.all().map((w) => ({
+      id: w.id,
+      address: w.address,
+      partitions: w.partitions,
+      bytes: w.bytes,
+      lastHeartbeatMs: w.lastHeartbeatMs,
+    }));
+  }
+
   /** Finished result partitions (of producers) this leader tracks, per TaskManager. */
   trackedPartitions(): Map<string, { partitions: number; bytes: number }> {
     const out = new Map<string, { partitions: number; bytes: number }>();
+    // Under the remote shuffle no TaskManager keeps a partition: the workers say what they hold.
+    if (this.remoteShuffle) return out;
     for (const job of this.runner.all()) {
       for (const ev of job.graph.allExecutionVertices()) {
         const tmId = ev.location?.task_manager_id;

@@ -22,6 +22,8 @@ export interface ClusterUpOptions {
   readonly jobmasters?: number;
   readonly taskmanagers?: number;
   readonly slots?: number;
+  /** `local up --shuffle-workers` (default 0); with any, the cluster runs the remote shuffle. */
+  readonly shuffleWorkers?: number;
   /** `-D` values of every daemon (and of the client: `local up` records them in cluster.json). */
   readonly config?: Readonly<Record<string, string>>;
   /** `local up --timeout` (default 60 s). */

@@ -89,6 +89,7 @@ export class ClusterDriver {
       String(opts.taskmanagers ?? 3),
       '--slots',
       String(opts.slots ?? 2),
+      ...(opts.shuffleWorkers ? ['--shuffle-workers', String(opts.shuffleWorkers)] : []),
       '--timeout',
       `${opts.startTimeoutMs ?? 60_000} ms`,
       ...defines(opts.config ?? {}),
@@ -303,6 +304,11 @@ export class ClusterDriver {
       ...(opts.wait === false ? ['--no-wait'] : []),
       ...startFlags(opts),
     ]);
+  }
+
+  /** Adds a shuffle worker (or restarts `id`, which finds its partitions on disk again). */
+  startShuffleWorker(opts: StartJobMasterOptions = {}): Promise<ClusterProcess> {
+    return this.reboundJson(['local', 'start-shuffle-worker', '--json', ...startFlags(opts)]);
   }
 
   /**

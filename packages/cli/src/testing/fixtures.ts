@@ -74,6 +74,7 @@ export function recovery(extra: Partial<RecoveryReport__Output> = {}): RecoveryR
     running_tasks_adopted: 0,
     finished_tasks_reported: 0,
     reconnect_wait_ended: '',
+    partitions_reused_on_shuffle_workers: 0,
     ...extra,
   };
 }

@@ -32,6 +32,11 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   private readonly keepRunning: boolean;
   private adoption: TaskAdoption | undefined;
   private settlement: ReconnectSettlement | undefined;
+  /**
+   * Reports that came before the reconnect window opened: a ShuffleMaster whose holders are
+   * not TaskManagers asks them as soon as the recovery starts, before the replay ends.
+   */
+  private early: { reports: readonly PartitionWithMetrics[]; from?: PartitionHolder }[] | undefined = [];
   private takeover = false;
   /** This leader recovers the job from its events (it did not start it afresh). */
   private recovered = false;
@@ -214,6 +219,8 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     this.reconciliation = rec;
     this.adoption = adoption;
     this.settlement = settlement;
+    for (const { reports, from } of this.early ?? []) this.onPartitionsReported(reports, from);
+    this.early = undefined;
     for (const tm of this.ctx.registry.all()) this.askForPartitions(tm);
     const pollMs = this.ctx.jobConfig.getDurationMs('high-availability.lease.poll-interval');
     const stopWatching = settlement.watch(pollMs, () => rec.recheck());
@@ -250,6 +257,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     let reusedBytes = 0;
     let releasedBytes = 0;
     const reusedKeys = new Set<string>();
+    let reusedOnWorkers = 0;
     const release = new Map<string, { holder: PartitionHolder; ids: ResultPartitionId[] }>();
     for (const r of reports) {
       const key = partitionKey(r.partition.partition_id!);
@@ -268,6 +276,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
           reusedKeys.add(key);
           reusedBytes += bytes;
           reused++;
+          if (r.holder.kind === 'shuffle-worker') reusedOnWorkers++;
         }
       } else if (ev) {
         // Kept as a finished execution's output, though no consumer needs it any more.
@@ -291,6 +300,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       .filter(([key, ev]) => !holderIds(ev).some((id) => rec.reportedBy(key, id)))
       .map(([, ev]) => ev);
     report.partitions_reused = reused;
+    report.partitions_reused_on_shuffle_workers = reusedOnWorkers;
     report.partition_bytes_reused = reusedBytes;
     report.partitions_released = [...release.values()].reduce((n, e) => n + e.ids.length, 0);
     report.partition_bytes_released = releasedBytes;
@@ -389,6 +399,10 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   }
 
   onPartitionsReported(reports: readonly PartitionWithMetrics[], from?: PartitionHolder): void {
+    if (this.early && !this.reconciliation && !this.reconciled) {
+      this.early.push({ reports, from });
+      return;
+    }
     if (from) this.settlement?.answered(from.id);
     this.reconciliation?.add(reports);
   }

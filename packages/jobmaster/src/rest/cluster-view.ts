@@ -28,6 +28,18 @@ export interface ClusterTaskManager {
   partitionBytes: number;
 }
 
+export interface ClusterShuffleWorker {
+  id: string;
+  address: string;
+  metricsUrl: string | null;
+  registered: boolean | null;
+  alive: boolean | null;
+  lastHeartbeatMs: number;
+  /** What the worker said it holds in its last heartbeat (all jobs). */
+  partitions: number;
+  partitionBytes: number;
+}
+
 export interface ClusterView {
   now: number;
   /** The JobMaster that answered, and whether it leads. */
@@ -36,6 +48,7 @@ export interface ClusterView {
   epoch: number;
   jobmasters: ClusterJobMaster[];
   taskmanagers: ClusterTaskManager[];
+  shuffleWorkers: ClusterShuffleWorker[];
   partitions: { retained: number; bytes: number };
 }
 
@@ -89,6 +102,24 @@ export async function clusterView(
       partitionBytes: t?.bytes ?? 0,
     };
   });
+  const workers = new Map((leader?.shuffleWorkerOverview() ?? []).map((w) => [w.id, w]));
+  const workerIds = [
+    ...new Set([...endpoints.filter((e) => e.role === 'shuffle-worker').map((e) => e.id), ...workers.keys()]),
+  ].sort();
+  const shuffleWorkers: ClusterShuffleWorker[] = workerIds.map((id) => {
+    const ep = byId.get(id);
+    const w = workers.get(id);
+    return {
+      id,
+      address: w?.address ?? ep?.address ?? '',
+      metricsUrl: ep?.metricsUrl ?? null,
+      registered: leader ? w !== undefined : null,
+      alive: ep ? (registry.alive(ep) ?? null) : null,
+      lastHeartbeatMs: w?.lastHeartbeatMs ?? 0,
+      partitions: w?.partitions ?? 0,
+      partitionBytes: w?.bytes ?? 0,
+    };
+  });
   return {
     now,
     answeredBy: { id: selfId, leader: leader !== undefined },
@@ -104,9 +135,13 @@ export async function clusterView(
     epoch: leader?.epoch ?? info?.epoch ?? 0,
     jobmasters,
     taskmanagers,
+    shuffleWorkers,
     partitions: {
-      retained: taskmanagers.reduce((s, t) => s + t.partitions, 0),
-      bytes: taskmanagers.reduce((s, t) => s + t.partitionBytes, 0),
+      retained:
+        taskmanagers.reduce((s, t) => s + t.partitions, 0) + shuffleWorkers.reduce((s, w) => s + w.partitions, 0),
+      bytes:
+        taskmanagers.reduce((s, t) => s + t.partitionBytes, 0) +
+        shuffleWorkers.reduce((s, w) => s + w.partitionBytes, 0),
     },
   };
 }

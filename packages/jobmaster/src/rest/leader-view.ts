@@ -17,4 +17,14 @@ export interface LeaderView {
   exceptionHistory(jobId: string): Promise<ExceptionHistorySnapshot>;
   liveJobIds(): string[];
   trackedPartitions(): Map<string, { partitions: number; bytes: number }>;
+  /** The shuffle workers registered with the leader, with what each said it holds. */
+  shuffleWorkerOverview(): ShuffleWorkerInfo[];
+}
+
+export interface ShuffleWorkerInfo {
+  readonly id: string;
+  readonly address: string;
+  readonly partitions: number;
+  readonly bytes: number;
+  readonly lastHeartbeatMs: number;
 }

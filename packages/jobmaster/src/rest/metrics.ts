@@ -84,6 +84,24 @@ export function createJobMasterMetrics(opts: {
     },
   });
   new Gauge({
+    name: 'rebound_shuffle_workers_registered',
+    help: 'Shuffle workers registered with the leader (remote shuffle; leader only).',
+    registers: [registry],
+    collect() {
+      this.set(opts.leader()?.shuffleWorkerOverview().length ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'rebound_shuffle_worker_partition_bytes',
+    help: 'Bytes of finished partitions each registered shuffle worker holds, as its last heartbeat said (leader only).',
+    labelNames: ['worker_id'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const w of opts.leader()?.shuffleWorkerOverview() ?? []) this.set({ worker_id: w.id }, w.bytes);
+    },
+  });
+  new Gauge({
     name: 'rebound_slots',
     help: 'Slots of the registered TaskManagers, total and free (leader only).',
     labelNames: ['state'],

@@ -54,10 +54,11 @@ function setUp(replicas: number): { master: RemoteShuffleMaster; workers: Shuffl
     clock: systemClock,
   });
   cleanups.push(() => workers.close());
-  const master = new RemoteShuffleMaster({ epoch: 1, workers, replicas, logger: silentLogger() });
+  const master = new RemoteShuffleMaster({ epoch: 1, workers, logger: silentLogger() });
   ref.master = master;
   master.registerJob({
     jobId: JOB,
+    jobConfig: Configuration.of({ 'shuffle.remote.replicas': String(replicas) }),
     partitionsReported: (reports, from) => events.reported.push({ reports, from }),
     partitionsLost: (ids, reason) => events.lost.push({ ids: [...ids], reason }),
   });

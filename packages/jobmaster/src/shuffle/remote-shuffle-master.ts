@@ -22,8 +22,6 @@ import type { RegisteredShuffleWorker, ShuffleWorkerRegistry } from './shuffle-w
 export interface RemoteShuffleMasterOptions {
   readonly epoch: number;
   readonly workers: ShuffleWorkerRegistry;
-  /** `shuffle.remote.replicas`: the workers each partition is written to. */
-  readonly replicas: number;
   readonly logger: Logger;
 }
 
@@ -77,10 +75,11 @@ export class RemoteShuffleMaster implements ShuffleMaster {
   ): ShuffleWorkerLocation__Output[] {
     const live = this.opts.workers.all();
     if (live.length === 0) throw new UnavailableError('no shuffle worker is registered to write the partition to');
-    const count = Math.min(this.opts.replicas, live.length);
-    if (count < this.opts.replicas) {
+    const replicas = this.jobs.get(jobId)?.jobConfig.getInt('shuffle.remote.replicas') ?? 1;
+    const count = Math.min(replicas, live.length);
+    if (count < replicas) {
       this.opts.logger.warn(
-        { replicas: this.opts.replicas, workers: live.length },
+        { jobId, replicas, workers: live.length },
         'fewer shuffle workers than replicas: the partition gets fewer copies',
       );
     }

@@ -1,4 +1,5 @@
 import type {
+  Configuration,
   PartitionWithMetrics__Output,
   ResultPartitionId,
   ResultPartitionId__Output,
@@ -64,6 +65,8 @@ export interface ShuffleMasterSnapshotContext {
  */
 export interface JobShuffleContext {
   readonly jobId: string;
+  /** The cluster's configuration with the job's on top (`shuffle.remote.replicas` is per job). */
+  readonly jobConfig: Configuration;
   /**
    * Reports of the job's partitions arrived. `from`: the holder that answered, when the answer is
    * all it holds of the job (even if empty): the reconnect wait no longer waits for it.

@@ -24,6 +24,7 @@ export interface RecoveryReport {
   'running_tasks_adopted'?: (number);
   'finished_tasks_reported'?: (number);
   'reconnect_wait_ended'?: (string);
+  'partitions_reused_on_shuffle_workers'?: (number);
 }
 
 export interface RecoveryReport__Output {
@@ -48,4 +49,5 @@ export interface RecoveryReport__Output {
   'running_tasks_adopted': (number);
   'finished_tasks_reported': (number);
   'reconnect_wait_ended': (string);
+  'partitions_reused_on_shuffle_workers': (number);
 }
