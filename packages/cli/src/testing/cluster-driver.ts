@@ -306,9 +306,18 @@ export class ClusterDriver {
     ]);
   }
 
-  /** Adds a shuffle worker (or restarts `id`, which finds its partitions on disk again). */
-  startShuffleWorker(opts: StartJobMasterOptions = {}): Promise<ClusterProcess> {
-    return this.reboundJson(['local', 'start-shuffle-worker', '--json', ...startFlags(opts)]);
+  /**
+   * Adds a shuffle worker (or restarts `id`, which finds its partitions on disk again); by
+   * default waits until the leader registered it.
+   */
+  startShuffleWorker(opts: StartJobMasterOptions & { readonly wait?: boolean } = {}): Promise<ClusterProcess> {
+    return this.reboundJson([
+      'local',
+      'start-shuffle-worker',
+      '--json',
+      ...(opts.wait === false ? ['--no-wait'] : []),
+      ...startFlags(opts),
+    ]);
   }
 
   /**
