@@ -30,6 +30,6 @@ ENV REBOUND_HA_DIR=/rebound/ha
 ARG REBOUND_UID=10001
 RUN groupadd --system --gid "$REBOUND_UID" rebound \
   && useradd --system --uid "$REBOUND_UID" --gid rebound --home-dir /rebound --no-create-home rebound \
-  && mkdir -p /rebound /etcd /data && chown rebound:rebound /rebound /etcd /data
+  && mkdir -p /rebound /etcd /shuffle /data && chown rebound:rebound /rebound /etcd /shuffle /data
 USER rebound
 ENTRYPOINT ["node", "bin/rebound.js"]

@@ -185,6 +185,13 @@ export interface ComposeVariant {
   readonly afterFailover?: (h: ComposeHarness, survivor: string) => Promise<void>;
   /** Where the JobEventStore is in the containers (`rebound events --ha-dir`). */
   readonly eventsDir: string;
+  /**
+   * Kill, with the leader and in the same `kill`, the TaskManager on which most finished source
+   * tasks ran (their partitions die with it unless something else keeps them).
+   */
+  readonly killBusiestTaskManager?: boolean;
+  /** Further checks of the recovery report (camelCase, as `rebound status --json` prints it). */
+  readonly checkReport?: (report: Record<string, unknown>) => void;
 }
 
 export function composeFailoverSuite(variant: ComposeVariant): void {
@@ -398,20 +405,33 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
       const durable = async (): Promise<number> => {
         const out = await mustClient(['events', jobId, '--json', '--ha-dir', variant.eventsDir]);
         const dump = JSON.parse(out.slice(out.indexOf('{'))) as {
-          events: { type: string; event: { vertex_id?: string } }[];
+          events: { type: string; event: { vertex_id?: string; location?: { task_manager_id?: string } } }[];
         };
-        return dump.events.filter((e) => e.type === 'ExecutionVertexFinished' && e.event.vertex_id === atKill.id)
-          .length;
+        const finished = dump.events.filter(
+          (e) => e.type === 'ExecutionVertexFinished' && e.event.vertex_id === atKill.id,
+        );
+        const perTm = new Map<string, number>();
+        for (const e of finished) {
+          const tm = e.event.location?.task_manager_id ?? '';
+          perTm.set(tm, (perTm.get(tm) ?? 0) + 1);
+        }
+        busiest = [...perTm].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))[0]?.[0];
+        return finished.length;
       };
+      let busiest: string | undefined;
       let inLog = 0;
       for (const deadline = Date.now() + 120_000; (inLog = await durable()) < atKill.tasks.finished;) {
         if (Date.now() > deadline)
           throw new Error(`${atKill.tasks.finished} source tasks finished, ${inLog} of them in the event log`);
       }
-      const killed = await compose(['kill', victim], 60_000);
+      const alsoKilled = variant.killBusiestTaskManager && busiest ? [busiest] : [];
+      if (variant.killBusiestTaskManager) expect(alsoKilled).toHaveLength(1);
+      const killed = await compose(['kill', victim, ...alsoKilled], 60_000);
       expect(killed.code).toBe(0);
       const tKill = Date.now();
-      log(`killed ${victim} with ${inLog}/${atKill.parallelism} source tasks finished in the event log`);
+      log(
+        `killed ${[victim, ...alsoKilled].join(' and ')} with ${inLog}/${atKill.parallelism} source tasks finished in the event log`,
+      );
 
       const code = await Promise.race([
         watchExit,
@@ -433,6 +453,7 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
       expect(report.executionsRecovered).toBeGreaterThanOrEqual(inLog);
       expect(report.partitionsReused).toBeGreaterThan(0);
       expect(report.epoch).toBeGreaterThan(before.epoch);
+      variant.checkReport?.(report as unknown as Record<string, unknown>);
       expect((await containerStates()).get(victim)).toMatch(/^exited/);
 
       const after = JSON.parse(await mustClient(['leader', '--json'])) as LeaderJson;
