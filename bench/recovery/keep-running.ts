@@ -19,18 +19,17 @@
  * on: 0 subtasks redeployed and total <= no-failure + election + 1 s. Targets are judged only
  * under bench/load.ts's rule; the figures are written with the load either way.
  */
-import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { executionVertexKey, type JobStatus__Output, type RecoveryReport__Output } from '@rebound/core';
 import { ensureCorpus } from '../throughput/corpus.js';
 import { execOk, jsonLines } from '../throughput/cluster.js';
-import { BenchCluster, FAST_FAILOVER_CONFIG, ROOT, type KilledLeader, type TaskEvent } from './cluster.js';
+import { FAST_FAILOVER_CONFIG, ROOT } from './cluster.js';
+import { fmt, readCounts, runFailoverJob, type FailoverResult } from './wordcount-failover.js';
 import { LoadSampler, judge, verdictText, type LoadRecord } from '../load.js';
 
 const MB = 1024 * 1024;
-const JOB_FILE = join(ROOT, 'examples/wordcount.ts');
 const KEEP_RUNNING = 'execution.batch.job-recovery.keep-running-tasks';
 
 /**
@@ -99,99 +98,7 @@ function parseOptions(): Options {
   };
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const fmt = (ms: number): string => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : '-');
-
-/** `word<TAB>count` lines of the files, in a map; a word twice is an error. */
-async function readCounts(paths: readonly string[]): Promise<Map<string, string>> {
-  const counts = new Map<string, string>();
-  for (const p of paths) {
-    for (const line of (await readFile(p, 'utf8')).split('\n')) {
-      if (line === '') continue;
-      const tab = line.lastIndexOf('\t');
-      const word = line.slice(0, tab);
-      if (counts.has(word)) throw new Error(`word '${word}' appears twice in ${p}`);
-      counts.set(word, line.slice(tab + 1));
-    }
-  }
-  return counts;
-}
-
-/** Undefined when the cluster's part files hold exactly the oracle's counts, else what differs. */
-async function compareWithOracle(oracle: ReadonlyMap<string, string>, outputDir: string): Promise<string | undefined> {
-  const parts = (await readdir(outputDir).catch(() => [] as string[]))
-    .filter((n) => n.startsWith('part-'))
-    .map((n) => join(outputDir, n));
-  let actual: Map<string, string>;
-  try {
-    actual = await readCounts(parts);
-  } catch (err) {
-    return err instanceof Error ? err.message : String(err);
-  }
-  const problems: string[] = [];
-  for (const [w, c] of oracle) if (actual.get(w) !== c) problems.push(`${w}: ${c} vs ${actual.get(w) ?? 'missing'}`);
-  for (const w of actual.keys()) if (!oracle.has(w)) problems.push(`${w}: only in the cluster's output`);
-  return problems.length === 0 ? undefined : `${problems.length} words differ, e.g. ${problems.slice(0, 3).join('; ')}`;
-}
-
-interface ScenarioResult {
-  scenario: Scenario;
-  keepRunningTasks: boolean;
-  jobId: string;
-  state: string;
-  jobMs: number;
-  tasks: number;
-  deployments: number;
-  outputExact: boolean;
-  outputProblem?: string;
-  /** Set when the job had ended before the planned kill (no failover measured). */
-  killMissed?: string;
-  kill?: {
-    plannedAtJobMs: number;
-    atJobMs: number;
-    oldEpoch: number;
-    newEpoch: number;
-    electionMs: number;
-    /** Subtasks deployed before the kill that were still running at it. */
-    runningAtKill: number;
-    /** Subtasks deployed before the kill and deployed again after it (TaskManager logs). */
-    redeployed: string[];
-    /** Deployments of the new epoch in all (first deployments of later stages included). */
-    deploymentsAfterKill: number;
-    recovery?: {
-      runningTasksAdopted: number;
-      finishedTasksReported: number;
-      executionsRecovered: number;
-      executionsReset: number;
-      partitionsReused: number;
-      restartedFromScratch: boolean;
-      reconcileMs: number;
-      electedToRunningMs: number;
-    };
-  };
-}
-
-function redeployedAfter(events: readonly TaskEvent[], kill: KilledLeader) {
-  const before = new Set<string>();
-  const finishedBefore = new Set<string>();
-  const after = new Set<string>();
-  let deploymentsAfterKill = 0;
-  for (const e of events) {
-    const key = executionVertexKey(e.vertexId, e.subtask);
-    const old = e.time < kill.killedAtMs && (e.epoch ?? 0) <= kill.epoch;
-    if (e.event === 'task.deploy' && old) before.add(key);
-    if (e.event === 'task.finish' && old) finishedBefore.add(key);
-    if (e.event === 'task.deploy' && (e.epoch ?? 0) > kill.epoch) {
-      after.add(key);
-      deploymentsAfterKill++;
-    }
-  }
-  return {
-    runningAtKill: [...before].filter((k) => !finishedBefore.has(k)).length,
-    redeployed: [...before].filter((k) => after.has(k)).sort(),
-    deploymentsAfterKill,
-  };
-}
+type ScenarioResult = FailoverResult & { scenario: Scenario; keepRunningTasks: boolean };
 
 async function runScenario(
   scenario: Scenario,
@@ -200,95 +107,20 @@ async function runScenario(
   oracle: ReadonlyMap<string, string>,
   baselineMs: number | undefined,
 ): Promise<ScenarioResult> {
-  const workdir = join(o.workdir, scenario);
-  await rm(workdir, { recursive: true, force: true });
-  await mkdir(workdir, { recursive: true });
   const keepRunning = scenario !== 'keep-running-off';
-  const config = { ...baseConfig(o.heartbeatTimeout), [KEEP_RUNNING]: String(keepRunning) };
-  const cluster = await BenchCluster.start(workdir, { jobmasters: 2, taskmanagers: 2, slots: 1, config });
-  let ok = false;
-  try {
-    const output = join(workdir, 'output');
-    const { jobId } = await cluster.submit(JOB_FILE, ['--input', inputDir, '--output', output], { config });
-    let status: JobStatus__Output | undefined;
-    while (!(status = await cluster.jobStatus(jobId).catch(() => undefined))) await sleep(20);
-    const submittedAt = Number(status.submitted_at_ms);
-    let kill: KilledLeader | undefined;
-    let newLeader: { epoch: number; electedAtMs: number } | undefined;
-    let killMissed: string | undefined;
-    if (baselineMs !== undefined) {
-      const wait = submittedAt + Math.round(o.killAt * baselineMs) - Date.now();
-      if (wait > 0) await sleep(wait);
-      const before = await cluster.jobStatus(jobId).catch(() => undefined);
-      // The machine is shared: a job can run faster than its no-failure run. Recorded, not fatal.
-      if (!before || before.state !== 'RUNNING')
-        killMissed = `the job was ${before?.state ?? 'unreachable'} at the planned kill time`;
-    }
-    if (baselineMs !== undefined && killMissed === undefined) {
-      kill = await cluster.killLeader();
-      const deadline = kill.killedAtMs + 60_000;
-      while (!newLeader) {
-        const l = await cluster.leader();
-        if (l && l.epoch > kill.epoch) newLeader = l;
-        else if (Date.now() > deadline) throw new Error('no new leader within 60 s of the kill');
-        else await sleep(10);
-      }
-    }
-    const deadline = Date.now() + Math.max(300_000, 10 * (baselineMs ?? 0));
-    for (;;) {
-      status = await cluster.jobStatus(jobId).catch(() => undefined);
-      if (status && ['FINISHED', 'FAILED', 'CANCELED'].includes(status.state) && Number(status.finished_at_ms) > 0)
-        break;
-      if (Date.now() > deadline) throw new Error(`job ${jobId} did not finish in time (${status?.state ?? '?'})`);
-      await sleep(100);
-    }
-    const events = (await cluster.taskEvents()).filter((e) => e.jobId === jobId);
-    const outputProblem =
-      status.state === 'FINISHED' ? await compareWithOracle(oracle, output) : `job ${status.state}: ${status.failure}`;
-    const result: ScenarioResult = {
-      scenario,
-      keepRunningTasks: keepRunning,
-      jobId,
-      state: status.state,
-      jobMs: Number(status.finished_at_ms) - submittedAt,
-      tasks: status.vertices.reduce((n, v) => n + v.parallelism, 0),
-      deployments: events.filter((e) => e.event === 'task.deploy').length,
-      outputExact: outputProblem === undefined,
-      ...(outputProblem ? { outputProblem } : {}),
-      ...(killMissed ? { killMissed } : {}),
-    };
-    if (kill && newLeader) {
-      const report: RecoveryReport__Output | undefined = status.recoveries.find((r) => Number(r.epoch) > kill.epoch);
-      result.kill = {
-        plannedAtJobMs: Math.round(o.killAt * (baselineMs ?? 0)),
-        atJobMs: kill.killedAtMs - submittedAt,
-        oldEpoch: kill.epoch,
-        newEpoch: newLeader.epoch,
-        electionMs: newLeader.electedAtMs - kill.killedAtMs,
-        ...redeployedAfter(events, kill),
-        ...(report
-          ? {
-              recovery: {
-                runningTasksAdopted: report.running_tasks_adopted,
-                finishedTasksReported: report.finished_tasks_reported,
-                executionsRecovered: report.executions_recovered,
-                executionsReset: report.executions_reset,
-                partitionsReused: report.partitions_reused,
-                restartedFromScratch: report.restarted_from_scratch,
-                reconcileMs: Number(report.reconnect_wait_ms),
-                electedToRunningMs: Number(report.finished_at_ms) - Number(report.elected_at_ms),
-              },
-            }
-          : {}),
-      };
-    }
-    ok = result.outputExact;
-    return result;
-  } finally {
-    await cluster.stop();
-    if (ok && !o.keep) await rm(workdir, { recursive: true, force: true });
-    else console.log(`  (keeping ${workdir})`);
-  }
+  const r = await runFailoverJob({
+    name: scenario,
+    workdir: o.workdir,
+    inputDir,
+    oracle,
+    config: { ...baseConfig(o.heartbeatTimeout), [KEEP_RUNNING]: String(keepRunning) },
+    taskmanagers: 2,
+    fault: baselineMs === undefined ? 'none' : 'leader',
+    killAt: o.killAt,
+    ...(baselineMs !== undefined ? { baselineMs } : {}),
+    keep: o.keep,
+  });
+  return { ...r, scenario, keepRunningTasks: keepRunning };
 }
 
 function printResults(results: readonly ScenarioResult[], noFailureMs: number): void {

@@ -129,6 +129,8 @@ export interface ClusterRunOptions {
   /** Samples the daemons with the inspector's CPU profiler into this directory (cpu-profiler.mjs). */
   readonly profileDir?: string | undefined;
   readonly keepCluster?: boolean;
+  /** `local up --shuffle-workers`: with any, the job runs on the remote shuffle. */
+  readonly shuffleWorkers?: number;
 }
 
 export async function runCluster(o: ClusterRunOptions): Promise<ClusterRun> {
@@ -145,7 +147,19 @@ export async function runCluster(o: ClusterRunOptions): Promise<ClusterRun> {
     env.REBOUND_BENCH_PROFILE_DIR = o.profileDir;
   }
   const up = await rebound(
-    ['local', 'up', '--workdir', clusterDir, '--jobmasters', '1', '--taskmanagers', '2', '--slots', '1'],
+    [
+      'local',
+      'up',
+      '--workdir',
+      clusterDir,
+      '--jobmasters',
+      '1',
+      '--taskmanagers',
+      '2',
+      '--slots',
+      '1',
+      ...(o.shuffleWorkers ? ['--shuffle-workers', String(o.shuffleWorkers)] : []),
+    ],
     env,
   );
   try {
