@@ -16,6 +16,27 @@ describe('describeError', () => {
     expect(describeError(new UsageError('bad'), false).exitCode).toBe(2);
   });
 
+  it('names the path and the fix of a file system error instead of an unexpected one', () => {
+    const denied = Object.assign(new Error("EACCES: permission denied, mkdir '/shuffle/data'"), {
+      code: 'EACCES',
+      syscall: 'mkdir',
+      path: '/shuffle/data',
+    });
+    const r = describeError(denied, false);
+    expect(r.exitCode).toBe(1);
+    expect(r.line).toMatch(
+      /^rebound: cannot mkdir \/shuffle\/data: permission denied; make \/shuffle\/data writable by this user( \(uid \d+\))? or choose another path$/,
+    );
+    const full = Object.assign(new Error('ENOSPC'), { code: 'ENOSPC', syscall: 'write', path: '/d/x' });
+    expect(describeError(full, false).line).toBe(
+      'rebound: cannot write /d/x: no space left on the device of /d/x; free some or choose another path',
+    );
+    // Without a path there is nothing to name: still the unexpected-error line.
+    expect(describeError(Object.assign(new Error('EACCES'), { code: 'EACCES' }), false).line).toMatch(
+      /unexpected error/,
+    );
+  });
+
   it('prints unexpected errors in one line, with the stack only in debug mode', () => {
     const plain = describeError(new TypeError('x is undefined'), false);
     expect(plain.line).toBe('rebound: unexpected error: x is undefined (set REBOUND_DEBUG=1 for the stack trace)');

@@ -36,6 +36,29 @@ function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' ').trim();
 }
 
+const FS_FIXES: Readonly<Record<string, (path: string) => string>> = {
+  EACCES: (p) => `permission denied; make ${p} writable by this user${uid()} or choose another path`,
+  EPERM: (p) => `operation not permitted; make ${p} writable by this user${uid()} or choose another path`,
+  EROFS: (p) => `${p} is on a read-only file system; choose a writable path`,
+  ENOSPC: (p) => `no space left on the device of ${p}; free some or choose another path`,
+  ENOTDIR: (p) => `a part of ${p} is a file, not a directory; choose another path`,
+};
+
+const uid = (): string => (typeof process.getuid === 'function' ? ` (uid ${process.getuid()})` : '');
+
+/**
+ * A file system error with a path (a data or work directory that cannot be created or written): the
+ * path and the fix, in place of "unexpected error".
+ */
+function fileSystemLine(err: unknown): string | undefined {
+  const e = err as { code?: unknown; path?: unknown; syscall?: unknown } | null;
+  if (!e || typeof e.code !== 'string' || typeof e.path !== 'string') return undefined;
+  const fix = FS_FIXES[e.code];
+  if (!fix) return undefined;
+  const op = typeof e.syscall === 'string' ? `${e.syscall} ` : '';
+  return `rebound: cannot ${op}${e.path}: ${fix(e.path)}`;
+}
+
 /**
  * Turns anything thrown by a command into one line on stderr. Users never see a stack trace for
  * an expected failure; REBOUND_DEBUG=1 adds the stack of unexpected ones.
@@ -52,6 +75,8 @@ export function describeError(err: unknown, debug: boolean): ErrorReport {
     const report: ErrorReport = { line: `rebound: ${oneLine(err.message)}`, exitCode: EXIT_FAILURE };
     return debug && err.code === ErrorCode.INTERNAL ? { ...report, stack: err.stack } : report;
   }
+  const fsLine = fileSystemLine(err);
+  if (fsLine) return { line: fsLine, exitCode: EXIT_FAILURE };
   const stack = err instanceof Error ? err.stack : undefined;
   return {
     line: `rebound: unexpected error: ${oneLine(errorMessage(err))}${debug ? '' : ' (set REBOUND_DEBUG=1 for the stack trace)'}`,
