@@ -60,6 +60,7 @@ export {
 } from './endpoints.js';
 export {
   LeaderLink,
+  leaderLinkTimings,
   type LeaderLinkOptions,
   type LeaderLinkProtocol,
   type LeaderLinkListener,

@@ -1,4 +1,4 @@
-import { errorMessage, sleep, type Clock, type Logger } from '@rebound/core';
+import { errorMessage, sleep, type Clock, type Configuration, type Logger } from '@rebound/core';
 import type { LeaderRetrieval } from './ha-services.js';
 import type { LeaderInfo } from './leader-info.js';
 
@@ -52,6 +52,18 @@ export interface LeaderLinkOptions {
   readonly heartbeatTimeoutMs: number;
   /** Who we are, for log lines: "TaskManager", "shuffle worker". */
   readonly member: string;
+}
+
+/** The link's deadlines and pauses, from the keys every cluster member follows its leader by. */
+export function leaderLinkTimings(
+  config: Configuration,
+): Pick<LeaderLinkOptions, 'rpcTimeoutMs' | 'retryMs' | 'heartbeatIntervalMs' | 'heartbeatTimeoutMs'> {
+  return {
+    rpcTimeoutMs: config.getDurationMs('rpc.timeout'),
+    retryMs: config.getDurationMs('high-availability.lease.poll-interval'),
+    heartbeatIntervalMs: config.getDurationMs('heartbeat.interval'),
+    heartbeatTimeoutMs: config.getDurationMs('heartbeat.timeout'),
+  };
 }
 
 /** The connection to one leader, as the owner of the link sees it. */

@@ -1,6 +1,6 @@
 import { CHANNEL_OPTIONS, ClusterSecurity, loadProto, unary } from '@rebound/core';
 import type { Clock, Configuration, Logger, ShuffleMasterGatewayClient } from '@rebound/core';
-import { LeaderLink, type LeaderLinkListener, type LeaderRetrieval } from '@rebound/ha';
+import { LeaderLink, leaderLinkTimings, type LeaderLinkListener, type LeaderRetrieval } from '@rebound/ha';
 
 /** What the connection reports to, and asks of, the worker. */
 export interface ShuffleMasterConnectionHost extends LeaderLinkListener {
@@ -39,10 +39,7 @@ export class ShuffleMasterConnection {
         retrieval: opts.retrieval,
         logger: opts.logger,
         clock: opts.clock,
-        rpcTimeoutMs: opts.config.getDurationMs('rpc.timeout'),
-        retryMs: opts.config.getDurationMs('high-availability.lease.poll-interval'),
-        heartbeatIntervalMs: opts.config.getDurationMs('heartbeat.interval'),
-        heartbeatTimeoutMs: opts.config.getDurationMs('heartbeat.timeout'),
+        ...leaderLinkTimings(opts.config),
         member: 'shuffle worker',
       },
       {

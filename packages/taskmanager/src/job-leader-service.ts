@@ -18,7 +18,7 @@ import type {
   SplitResponse__Output,
   TaskExecutionState,
 } from '@rebound/core';
-import { LeaderLink, type LeaderConnection, type LeaderRetrieval } from '@rebound/ha';
+import { LeaderLink, leaderLinkTimings, type LeaderConnection, type LeaderRetrieval } from '@rebound/ha';
 
 export interface JobLeaderListener {
   /**
@@ -65,10 +65,7 @@ export class JobLeaderService {
         retrieval: opts.retrieval,
         logger: opts.logger,
         clock: opts.clock,
-        rpcTimeoutMs: this.rpcTimeoutMs,
-        retryMs: opts.config.getDurationMs('high-availability.lease.poll-interval'),
-        heartbeatIntervalMs: opts.config.getDurationMs('heartbeat.interval'),
-        heartbeatTimeoutMs: opts.config.getDurationMs('heartbeat.timeout'),
+        ...leaderLinkTimings(opts.config),
         member: 'TaskManager',
       },
       {
