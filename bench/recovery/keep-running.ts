@@ -26,7 +26,8 @@ import { parseArgs } from 'node:util';
 import { ensureCorpus } from '../throughput/corpus.js';
 import { execOk, jsonLines } from '../throughput/cluster.js';
 import { FAST_FAILOVER_CONFIG, ROOT } from './cluster.js';
-import { fmt, readCounts, runFailoverJob, type FailoverResult } from './wordcount-failover.js';
+import { readCounts } from '../throughput/verify.js';
+import { fmt, runFailoverJob, type FailoverResult } from './wordcount-failover.js';
 import { LoadSampler, judge, verdictText, type LoadRecord } from '../load.js';
 
 const MB = 1024 * 1024;
@@ -171,7 +172,7 @@ async function main(): Promise<void> {
       ])
     ).stdout,
   )[0];
-  const oracle = await readCounts([oracleFile]);
+  const oracle = readCounts([oracleFile]);
   console.log(`oracle (one plain Node process): ${oracle.size} distinct words, ${String(oracleRun?.words)} words`);
 
   const sampler = new LoadSampler();

@@ -22,7 +22,8 @@ import { LoadSampler, judge, verdictText } from '../load.js';
 import { ensureCorpus } from '../throughput/corpus.js';
 import { execOk } from '../throughput/cluster.js';
 import { FAST_FAILOVER_CONFIG, ROOT } from './cluster.js';
-import { fmt, readCounts, runFailoverJob, type FailoverResult } from './wordcount-failover.js';
+import { readCounts } from '../throughput/verify.js';
+import { fmt, runFailoverJob, type FailoverResult } from './wordcount-failover.js';
 
 const MB = 1024 * 1024;
 
@@ -90,7 +91,7 @@ async function main(): Promise<void> {
     '--output',
     oracleFile,
   ]);
-  const oracle = await readCounts([oracleFile]);
+  const oracle = readCounts([oracleFile]);
   console.log(
     `input: ${(corpus.bytes / MB).toFixed(1)} MB in ${corpus.files.length} files; oracle ${oracle.size} words`,
   );

@@ -4,30 +4,16 @@
  * The output is compared with an independent oracle (bench/throughput/baseline.mjs: one plain
  * Node process, no Rebound code); the TaskManagers' task.deploy lines say what ran again.
  */
-import { mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { executionVertexKey, type JobStatus__Output, type RecoveryReport__Output } from '@rebound/core';
+import { readCounts } from '../throughput/verify.js';
 import { BenchCluster, ROOT, type KilledLeader, type TaskEvent } from './cluster.js';
 
 const JOB_FILE = join(ROOT, 'examples/wordcount.ts');
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 export const fmt = (ms: number): string => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : '-');
-
-/** `word<TAB>count` lines of the files, in a map; a word twice is an error. */
-export async function readCounts(paths: readonly string[]): Promise<Map<string, string>> {
-  const counts = new Map<string, string>();
-  for (const p of paths) {
-    for (const line of (await readFile(p, 'utf8')).split('\n')) {
-      if (line === '') continue;
-      const tab = line.lastIndexOf('\t');
-      const word = line.slice(0, tab);
-      if (counts.has(word)) throw new Error(`word '${word}' appears twice in ${p}`);
-      counts.set(word, line.slice(tab + 1));
-    }
-  }
-  return counts;
-}
 
 /** Undefined when the cluster's part files hold exactly the oracle's counts, else what differs. */
 export async function compareWithOracle(
@@ -39,7 +25,7 @@ export async function compareWithOracle(
     .map((n) => join(outputDir, n));
   let actual: Map<string, string>;
   try {
-    actual = await readCounts(parts);
+    actual = readCounts(parts);
   } catch (err) {
     return err instanceof Error ? err.message : String(err);
   }

@@ -2,7 +2,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** `word<TAB>count` lines of files, in a map; a word twice is an error. */
-function readCounts(paths: readonly string[]): Map<string, string> {
+export function readCounts(paths: readonly string[]): Map<string, string> {
   const counts = new Map<string, string>();
   for (const p of paths) {
     for (const line of readFileSync(p, 'utf8').split('\n')) {
