@@ -6,6 +6,7 @@ import {
   ErrorCode,
   JobNotFoundError,
   NotLeaderError,
+  UnavailableError,
   toServiceError,
   bindServer,
   handleUnary,
@@ -153,6 +154,67 @@ describe('ClusterClient', () => {
     } finally {
       client.close();
     }
+  });
+});
+
+describe('ClusterClient.fetchJobResult', () => {
+  it('delivers what a broken stream held before it retries: each byte once, in order, one at a time', async () => {
+    const content = Buffer.from(Array.from({ length: 300 }, (_, i) => `row ${i}\n`).join(''));
+    const chunkBytes = 100;
+    let calls = 0;
+    let brokeFirst!: () => void;
+    const firstBroken = new Promise<void>((r) => (brokeFirst = r));
+    let secondCall!: () => void;
+    const retried = new Promise<void>((r) => (secondCall = r));
+    const handlers: Pick<DispatcherHandlers, 'FetchJobResult'> = {
+      FetchJobResult: (call) => {
+        const first = ++calls === 1;
+        if (!first) secondCall();
+        for (let at = call.request.offset, n = 0; at < content.length; at += chunkBytes, n++) {
+          // The first stream breaks after ten chunks, the way a killed leader's does.
+          if (first && n === 10) {
+            call.emit('error', toServiceError(new UnavailableError('the leader is gone')));
+            brokeFirst();
+            return;
+          }
+          const data = content.subarray(at, at + chunkBytes);
+          call.write({ file_index: 0, offset: at, data, end_of_file: at + data.length >= content.length });
+        }
+        call.end();
+      },
+    };
+    const server = new grpc.Server();
+    server.addService(loadProto().Dispatcher.service, handlers);
+    const port = await bindServer(server, '127.0.0.1', 0);
+    servers.push(server);
+    const { haDir, setLeader } = haDirWithLeader();
+    setLeader(1, 'jm-a', `127.0.0.1:${port}`);
+    const client = new ClusterClient({ kind: 'ha', haDir }, fast);
+    const received: Buffer[] = [];
+    let active = 0;
+    let overlapped = false;
+    try {
+      await client.fetchJobResult(
+        'j',
+        async (data) => {
+          overlapped ||= active > 0;
+          active++;
+          received.push(data);
+          // The consumer is busy on the third chunk when the stream breaks; a retry must wait for it.
+          if (received.length === 3) {
+            await firstBroken;
+            await Promise.race([retried, new Promise((r) => setTimeout(r, 300))]);
+          }
+          active--;
+        },
+        { streamTimeoutMs: 5_000, maxChunkBytes: chunkBytes },
+      );
+    } finally {
+      client.close();
+    }
+    expect(overlapped).toBe(false);
+    expect(calls).toBe(2);
+    expect(Buffer.concat(received).equals(content)).toBe(true);
   });
 });
 

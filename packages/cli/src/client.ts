@@ -284,10 +284,21 @@ export class ClusterClient {
                 },
                 { deadline: Date.now() + opts.streamTimeoutMs },
               );
+              // grpc-js reports a broken stream at once but still holds the chunks that came
+              // before it. The call settles only at 'end', after those were delivered: a retry
+              // started earlier would feed the consumer twice at once, out of order.
+              let failure: ReboundError | undefined;
+              let settled = false;
+              const fail = (err: unknown): void => {
+                if (settled) return;
+                settled = true;
+                stream.cancel();
+                reject(err);
+              };
               stream.on('data', (chunk: JobResultChunk__Output) => {
+                if (settled) return;
                 if (chunk.file_index !== pos.fileIndex || chunk.offset !== pos.offset) {
-                  stream.cancel();
-                  reject(
+                  fail(
                     new InternalError(
                       `FetchJobResult of job ${jobId} sent file ${chunk.file_index} at ${chunk.offset}, expected file ${pos.fileIndex} at ${pos.offset}`,
                     ),
@@ -302,17 +313,18 @@ export class ClusterClient {
                 const wait = chunk.data.length > 0 ? onData(Buffer.from(chunk.data)) : undefined;
                 if (wait) {
                   stream.pause();
-                  void wait.then(
-                    () => stream.resume(),
-                    (err: unknown) => {
-                      stream.cancel();
-                      reject(err);
-                    },
-                  );
+                  void wait.then(() => stream.resume(), fail);
                 }
               });
-              stream.on('error', (err) => reject(fromServiceError(err)));
-              stream.on('end', () => resolve());
+              stream.on('error', (err) => {
+                failure ??= fromServiceError(err);
+              });
+              stream.on('end', () => {
+                if (settled) return;
+                settled = true;
+                if (failure) reject(failure);
+                else resolve();
+              });
             }),
         );
         done = true;
