@@ -58,11 +58,16 @@ async function dispatcher(
     GetClusterOverview: handleUnary(() => (guard(), { jobmaster_id: 'jm', epoch: 1, task_managers: [] })),
     FetchJobResult: (call) => call.emit('error', toServiceError(new NotLeaderError())),
   };
+  return { address: await serve(handlers), calls: () => calls };
+}
+
+/** Serves `handlers` as the Dispatcher on 127.0.0.1:0, stopped after the test; returns its address. */
+async function serve(handlers: grpc.UntypedServiceImplementation): Promise<string> {
   const server = new grpc.Server();
   server.addService(loadProto().Dispatcher.service, handlers);
   const port = await bindServer(server, '127.0.0.1', 0);
   servers.push(server);
-  return { address: `127.0.0.1:${port}`, calls: () => calls };
+  return `127.0.0.1:${port}`;
 }
 
 function haDirWithLeader(): {
@@ -183,12 +188,8 @@ describe('ClusterClient.fetchJobResult', () => {
         call.end();
       },
     };
-    const server = new grpc.Server();
-    server.addService(loadProto().Dispatcher.service, handlers);
-    const port = await bindServer(server, '127.0.0.1', 0);
-    servers.push(server);
     const { haDir, setLeader } = haDirWithLeader();
-    setLeader(1, 'jm-a', `127.0.0.1:${port}`);
+    setLeader(1, 'jm-a', await serve(handlers));
     const client = new ClusterClient({ kind: 'ha', haDir }, fast);
     const received: Buffer[] = [];
     let active = 0;
