@@ -90,7 +90,7 @@ const CI_RUNS: readonly CiRun[] = [
 ];
 
 /** The kinds of a file-HA run without partitions; the etcd and network kinds run in test/etcd/chaos-etcd.test.ts. */
-const FILE_KINDS = faultKindsFor({ ha: 'file', partitions: false });
+const FILE_KINDS = faultKindsFor({ ha: 'file', partitions: false, shuffleWorkers: 0 });
 
 describe('chaos harness: a fixed set of seeds covering every fault kind', () => {
   const injected = new Set<FaultKind>();

@@ -63,6 +63,8 @@ export async function runChaos(opts: ChaosOptions, command: string, io: ChaosIo)
       ...(opts.keepRunningTasks !== undefined ? { keepRunningTasks: opts.keepRunningTasks } : {}),
       ha: opts.ha,
       partitions: opts.partitions,
+      shuffleWorkers: opts.shuffleWorkers,
+      ...(opts.shuffleReplicas !== undefined ? { shuffleReplicas: opts.shuffleReplicas } : {}),
     });
     const result = await runOne({
       run: i,

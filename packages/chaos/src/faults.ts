@@ -1,5 +1,4 @@
 import { JOB_EVENT_TYPE_NAMES, type JobEventType } from '@rebound/core';
-import { Prng } from './prng.js';
 
 /**
  * The fault menu. Each run draws its faults (kinds, times, targets) from its seed; a fault is
@@ -25,6 +24,9 @@ export const FAULT_KINDS = [
   'etcd-member-kill',
   'etcd-outage',
   'etcd-leader-partition',
+  'leader-and-tm-kill',
+  'shuffle-worker-kill',
+  'shuffle-worker-partition-damage',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -52,6 +54,12 @@ export const FAULT_DESCRIPTIONS: Readonly<Record<FaultKind, string>> = {
   'etcd-member-kill': 'SIGKILL of one etcd member (the Raft leader or a follower) mid-job, maybe restarted later',
   'etcd-outage': 'every etcd member SIGSTOPped or SIGKILLed for longer than the HA lease, then resumed or restarted',
   'etcd-leader-partition': "every packet in or out of etcd's Raft leader member dropped for a while (nft), then healed",
+  'leader-and-tm-kill':
+    'SIGKILL of the leading JobMaster and of a TaskManager together (a host dies); on remote shuffle no finished task may rerun',
+  'shuffle-worker-kill':
+    'SIGKILL of a shuffle worker (maybe while no leader runs), restarted later; only partitions no live replica holds are lost',
+  'shuffle-worker-partition-damage':
+    'a finished partition on a shuffle worker damaged (data deleted or one byte flipped), maybe while no leader runs',
 };
 
 /** Where leader election and job graphs live (`high-availability.type`). */
@@ -63,6 +71,8 @@ export interface FaultEnvironment {
   readonly ha: HaBackend;
   /** Network partitions (nft drops by socket cgroup): root, nft and cgroup v2 (partition.ts). */
   readonly partitions: boolean;
+  /** Shuffle workers of the run (0: TaskManager shuffle, partitions live on the TaskManagers). */
+  readonly shuffleWorkers: number;
 }
 
 /** Kinds that need an etcd cluster of the run's own (`--ha etcd`). */
@@ -79,6 +89,13 @@ export const PARTITION_FAULTS: ReadonlySet<FaultKind> = new Set([
 ]);
 /** Kinds that damage files of the file backend (on etcd, job graphs and status live in etcd). */
 export const FILE_HA_FAULTS: ReadonlySet<FaultKind> = new Set(['damaged-job-dir']);
+/** Kinds that attack the remote shuffle service (`--shuffle-workers`). */
+export const SHUFFLE_WORKER_FAULTS: ReadonlySet<FaultKind> = new Set([
+  'shuffle-worker-kill',
+  'shuffle-worker-partition-damage',
+]);
+/** Kinds that damage partitions on a TaskManager's disk: on remote shuffle there are none. */
+export const TASK_MANAGER_PARTITION_FAULTS: ReadonlySet<FaultKind> = new Set(['partition-delete']);
 
 /** Why `kind` cannot run in `env`, or undefined if it can. */
 export function faultUnavailable(kind: FaultKind, env: FaultEnvironment): string | undefined {
@@ -86,12 +103,24 @@ export function faultUnavailable(kind: FaultKind, env: FaultEnvironment): string
   if (FILE_HA_FAULTS.has(kind) && env.ha !== 'file')
     return `${kind} damages the file backend's job directory; it has none on --ha ${env.ha}`;
   if (PARTITION_FAULTS.has(kind) && !env.partitions) return `${kind} needs --partitions`;
+  if (SHUFFLE_WORKER_FAULTS.has(kind) && env.shuffleWorkers === 0) return `${kind} needs --shuffle-workers N (N >= 1)`;
+  if (TASK_MANAGER_PARTITION_FAULTS.has(kind) && env.shuffleWorkers > 0)
+    return `${kind} deletes a partition on a TaskManager; on remote shuffle (--shuffle-workers) use shuffle-worker-partition-damage`;
   return undefined;
 }
 
+/**
+ * Kinds drawn by default only on remote-shuffle runs, so that recorded TaskManager-shuffle seeds
+ * replay as before; asked for by name (`--faults`), leader-and-tm-kill runs on TaskManager
+ * shuffle too, as the baseline that loses the dead TaskManager's finished work.
+ */
+const REMOTE_SHUFFLE_DEFAULTS: ReadonlySet<FaultKind> = new Set(['leader-and-tm-kill']);
+
 /** The kinds a run in `env` draws from when no pool is given. */
 export function faultKindsFor(env: FaultEnvironment): FaultKind[] {
-  return FAULT_KINDS.filter((k) => faultUnavailable(k, env) === undefined);
+  return FAULT_KINDS.filter(
+    (k) => faultUnavailable(k, env) === undefined && (env.shuffleWorkers > 0 || !REMOTE_SHUFFLE_DEFAULTS.has(k)),
+  );
 }
 
 /** What a poison job module does when a JobMaster loads it (packages/chaos/src/jobs/poison.ts). */
@@ -193,7 +222,23 @@ export type FaultPlan =
       readonly mode: 'stop' | 'kill';
       readonly extraMs: number;
     }
-  | { readonly kind: 'etcd-leader-partition'; readonly trigger: Trigger; readonly durationMs: number };
+  | { readonly kind: 'etcd-leader-partition'; readonly trigger: Trigger; readonly durationMs: number }
+  | { readonly kind: 'leader-and-tm-kill'; readonly trigger: Trigger; readonly taskManager: number }
+  | {
+      readonly kind: 'shuffle-worker-kill';
+      readonly trigger: Trigger;
+      readonly worker: number;
+      readonly duringFailover: boolean;
+      readonly restartAfterMs: number;
+    }
+  | {
+      readonly kind: 'shuffle-worker-partition-damage';
+      readonly trigger: Trigger;
+      readonly pickFraction: number;
+      readonly damage: 'delete' | 'flip';
+      readonly positionFraction: number;
+      readonly duringFailover: boolean;
+    };
 
 /** `debug.crash.*` settings of a crash point (debug.allow-test-options must be true as well). */
 export function crashPointConfig(p: CrashPointSpec): Record<string, string> {
@@ -239,7 +284,12 @@ export function describeFault(f: FaultPlan): string {
       return `crash-point(${describeCrashPoint(f.point)})`;
     case 'tm-kill-leaderless':
     case 'tm-kill-after-recovery':
+    case 'leader-and-tm-kill':
       return `${f.kind}(tm-${f.taskManager})${at}`;
+    case 'shuffle-worker-kill':
+      return `shuffle-worker-kill(sw-${f.worker}${f.duringFailover ? ',failover' : ''},restart+${f.restartAfterMs}ms)${at}`;
+    case 'shuffle-worker-partition-damage':
+      return `shuffle-worker-partition-damage(${f.damage}${f.duringFailover ? ',failover' : ''})${at}`;
     case 'torn-tail':
       return `torn-tail(${f.mode})${at}`;
     case 'partition-delete':
@@ -262,161 +312,4 @@ export function describeFault(f: FaultPlan): string {
     default:
       return `${f.kind}${at}`;
   }
-}
-
-/** What the planner needs to know about the job a run submits. */
-export interface JobShape {
-  /** Subtasks of all source vertices together (known before submission). */
-  readonly sourceSubtasks: number;
-  /** Job vertices (ExecutionJobVertexInitialized events of a fault-free run). */
-  readonly vertices: number;
-}
-
-export interface PlanOptions {
-  /** Kinds a run draws from (default: all). */
-  readonly pool?: readonly FaultKind[];
-  /** Faults per run; default: 1, or 2 with probability 0.3 (exclusive kinds always run alone). */
-  readonly faultsPerRun?: number;
-  /** Use this crash point instead of drawing one. */
-  readonly crashPoint?: CrashPointSpec;
-  readonly taskManagers?: number;
-  /** The run's HA backend and whether it may cut the network: the default pool follows them. */
-  readonly ha?: HaBackend;
-  readonly partitions?: boolean;
-}
-
-/** The environment the options describe (file HA, no partitions unless said otherwise). */
-export function environmentOf(opts: PlanOptions): FaultEnvironment {
-  return { ha: opts.ha ?? 'file', partitions: opts.partitions ?? false };
-}
-
-function trigger(prng: Prng, maxTasks: number, maxDelayMs: number, minTasks = 0): Trigger {
-  return {
-    afterFinishedTasks: prng.int(Math.min(minTasks, maxTasks), Math.max(minTasks, maxTasks)),
-    delayMs: prng.int(0, maxDelayMs),
-  };
-}
-
-function drawCrashPoint(prng: Prng, shape: JobShape): CrashPointSpec {
-  const r = prng.int(0, 4);
-  if (r === 0) return { kind: 'after-deploy', n: prng.int(1, shape.sourceSubtasks + 1) };
-  const eventType: CrashEventType = r <= 1 ? 'ExecutionJobVertexInitialized' : 'ExecutionVertexFinished';
-  const n =
-    eventType === 'ExecutionJobVertexInitialized' ? prng.int(1, shape.vertices) : prng.int(1, shape.sourceSubtasks + 1);
-  return { kind: prng.chance(0.5) ? 'before-event' : 'after-event', eventType, n };
-}
-
-/**
- * Draws the faults of one run. `first` is whether the fault is the run's first: later faults
- * fire a few tasks after the previous fault was recovered from.
- */
-export function drawFault(
-  prng: Prng,
-  kind: FaultKind,
-  shape: JobShape,
-  first: boolean,
-  opts: PlanOptions = {},
-): FaultPlan {
-  const tms = opts.taskManagers ?? 3;
-  // Leave a few source subtasks unfinished: the fault should land while the job still runs.
-  const maxTasks = first ? Math.max(0, shape.sourceSubtasks - 3) : 2;
-  switch (kind) {
-    case 'leader-kill':
-      return { kind, trigger: trigger(prng, maxTasks, 1000) };
-    case 'crash-point':
-      return { kind, point: opts.crashPoint ?? drawCrashPoint(prng, shape) };
-    case 'double-failure':
-      return { kind, trigger: trigger(prng, maxTasks, 1000) };
-    case 'tm-kill-leaderless':
-      return { kind, trigger: trigger(prng, maxTasks, 1000), taskManager: prng.int(1, tms) };
-    case 'tm-kill-after-recovery':
-      return {
-        kind,
-        trigger: trigger(prng, maxTasks, 1000),
-        taskManager: prng.int(1, tms),
-        afterRecoveryMs: prng.int(0, 1500),
-      };
-    case 'leader-pause':
-      return { kind, trigger: trigger(prng, maxTasks, 1000), resumeAfterMs: prng.int(0, 2000) };
-    case 'torn-tail':
-      return {
-        kind,
-        trigger: trigger(prng, maxTasks, 1000, 1),
-        mode: prng.chance(0.5) ? 'truncate' : 'zeros',
-        cutFraction: prng.next(),
-      };
-    case 'flipped-byte':
-      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), positionFraction: prng.next(), bit: prng.int(0, 7) };
-    case 'partition-delete':
-      return {
-        kind,
-        trigger: trigger(prng, maxTasks, 800, 1),
-        pickFraction: prng.next(),
-        duringFailover: prng.chance(0.5),
-      };
-    case 'jobmasters-pause':
-      return { kind, trigger: trigger(prng, maxTasks, 1000), extraMs: prng.int(0, 1000) };
-    case 'poison-job':
-      return { kind, trigger: trigger(prng, maxTasks, 1000), mode: prng.pick(POISON_MODES) };
-    case 'damaged-job-dir': {
-      const file: DamagedJobFile = prng.chance(0.5) ? 'status.json' : 'jobgraph.pb';
-      return {
-        kind,
-        trigger: trigger(prng, maxTasks, 1000),
-        file,
-        damage: prng.pick(JOB_FILE_DAMAGE[file]),
-        garbageSeed: prng.int(1, 1_000_000),
-      };
-    }
-    case 'forged-rpc':
-      return {
-        kind,
-        trigger: trigger(prng, maxTasks, 1000, 1),
-        taskManager: prng.int(1, tms),
-        orderSeed: prng.int(1, 1_000_000),
-      };
-    // Half the cuts end within heartbeat.timeout (3 s: nothing may be lost), half outlast it
-    // (the leader may declare the TaskManager lost, like a kill).
-    case 'tm-partition':
-      return {
-        kind,
-        trigger: trigger(prng, maxTasks, 1000, 1),
-        taskManager: prng.int(1, tms),
-        durationMs: prng.chance(0.5) ? prng.int(300, 2_000) : prng.int(4_500, 9_000),
-      };
-    // Below and beyond the etcd lease (3 s): the leader keeps or loses its leadership.
-    case 'leader-partition':
-      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), durationMs: prng.int(1_000, 9_000) };
-    case 'etcd-member-kill': {
-      const member = prng.chance(0.5) ? 'leader' : 'follower';
-      const restart = prng.chance(0.7);
-      const restartAfterMs = prng.int(0, 4_000);
-      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), member, ...(restart ? { restartAfterMs } : {}) };
-    }
-    case 'etcd-outage':
-      return {
-        kind,
-        trigger: trigger(prng, maxTasks, 1000, 1),
-        mode: prng.chance(0.5) ? 'stop' : 'kill',
-        extraMs: prng.int(500, 3_000),
-      };
-    case 'etcd-leader-partition':
-      return { kind, trigger: trigger(prng, maxTasks, 1000, 1), durationMs: prng.int(1_500, 8_000) };
-  }
-}
-
-/** The fault kinds of one run, drawn from the pool. */
-export function drawFaultKinds(prng: Prng, opts: PlanOptions = {}): FaultKind[] {
-  const pool = opts.pool && opts.pool.length > 0 ? [...opts.pool] : faultKindsFor(environmentOf(opts));
-  const count = opts.faultsPerRun ?? (prng.chance(0.3) ? 2 : 1);
-  const first = prng.pick(pool);
-  const kinds: FaultKind[] = [first];
-  if (EXCLUSIVE_FAULTS.has(first)) return kinds;
-  const combinable = pool.filter((k) => !EXCLUSIVE_FAULTS.has(k));
-  for (let i = 1; i < count && combinable.length > 0; i++) {
-    // Prefer a kind not drawn yet, so that a pool of two kinds with two faults per run runs both.
-    const fresh = combinable.filter((k) => !kinds.includes(k));
-    kinds.push(prng.pick(fresh.length > 0 ? fresh : combinable));
-  }
-  return kinds;
 }

@@ -6,6 +6,8 @@ export {
   ETCD_FAULTS,
   PARTITION_FAULTS,
   FILE_HA_FAULTS,
+  SHUFFLE_WORKER_FAULTS,
+  TASK_MANAGER_PARTITION_FAULTS,
   HA_BACKENDS,
   faultKindsFor,
   faultUnavailable,
@@ -17,16 +19,13 @@ export {
   crashPointConfig,
   describeCrashPoint,
   describeFault,
-  drawFault,
-  drawFaultKinds,
   type FaultKind,
   type FaultPlan,
   type CrashPointSpec,
   type CrashEventType,
   type Trigger,
-  type JobShape,
-  type PlanOptions,
 } from './faults.js';
+export { drawFault, drawFaultKinds, environmentOf, type JobShape, type PlanOptions } from './fault-draw.js';
 export {
   JOB_NAMES,
   JOB_MODULES,

@@ -331,7 +331,7 @@ export async function injectForgedRpc(r: RunContext, f: Of<'forged-rpc'>, h: Fau
     }
   }
   const target = tm;
-  const partition = (await finishedPartitions(r)).find((p) => p.taskManagerId === target.id);
+  const partition = (await finishedPartitions(r)).find((p) => p.holderId === target.id);
   const ctx: ForgeryContext = {
     jobId: r.jobId,
     leaderAddress: jm.address,

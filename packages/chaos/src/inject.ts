@@ -9,6 +9,7 @@ import { finishedInDump, type RunContext } from './run-context.js';
 import { finishedPartitions, waitUntil } from './observe.js';
 import { injectDamagedJobDir, injectForgedRpc, injectPoisonJob } from './inject-hostile.js';
 import { injectNetworkFault } from './inject-network.js';
+import { injectShuffleFault } from './inject-shuffle.js';
 
 /**
  * Injects one planned fault: waits for its trigger, does it, records the disruptions (with the
@@ -65,6 +66,10 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
     case 'etcd-outage':
     case 'etcd-leader-partition':
       return injectNetworkFault(r, f, { note, mark });
+    case 'leader-and-tm-kill':
+    case 'shuffle-worker-kill':
+    case 'shuffle-worker-partition-damage':
+      return injectShuffleFault(r, f, { note, mark });
     case 'leader-kill': {
       const k = await r.killLeader('leader-kill');
       if (!k) return note('no live leader to kill');
@@ -254,17 +259,17 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
       await rm(join(victim.dir, 'data'), { force: true });
       const at = k?.at ?? Date.now();
       if (existed) mark(at);
-      else note(`${victim.taskManagerId}:${victim.name}/data was already gone`);
+      else note(`${victim.holderId}:${victim.name}/data was already gone`);
       const destroyed = new Set([victim.key]);
       if (k) {
         // The leader's disruption gets the deleted partition.
         r.amend(k.disruption, { ...k.disruption, destroyedPartitions: destroyed });
       } else {
-        await r.disrupt(`partition-delete: ${victim.taskManagerId}:${victim.name}`, at, {
+        await r.disrupt(`partition-delete: ${victim.holderId}:${victim.name}`, at, {
           destroyedPartitions: destroyed,
         });
       }
-      note(`deleted ${victim.taskManagerId}:${victim.name}/data${k ? ` while no leader ran (killed ${k.id})` : ''}`);
+      note(`deleted ${victim.holderId}:${victim.name}/data${k ? ` while no leader ran (killed ${k.id})` : ''}`);
       if (k) {
         await r.contJobMasters(standbys);
         r.restartJobMaster(k.id);

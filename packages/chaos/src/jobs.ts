@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { customer, formatJoined, order } from '@rebound/example-support';
-import type { JobShape } from './faults.js';
+import type { JobShape } from './fault-draw.js';
 import { expectedQ1Lines } from './q1-oracle.js';
 import { Prng } from './prng.js';
 

@@ -20,7 +20,8 @@ export async function waitUntil(
 }
 
 export interface PartitionOnDisk {
-  readonly taskManagerId: string;
+  /** The TaskManager or shuffle worker whose disk holds it. */
+  readonly holderId: string;
   readonly name: string;
   readonly dir: string;
   readonly key: string;
@@ -30,11 +31,14 @@ export interface PartitionOnDisk {
   readonly epoch: number;
 }
 
-/** Finished partitions (with an `index`) of the job on every TaskManager's disk. */
-export async function finishedPartitions(r: RunContext): Promise<PartitionOnDisk[]> {
+/** Finished partitions (with an `index`) of the job on the disk of every TaskManager (or shuffle worker). */
+export async function finishedPartitions(
+  r: RunContext,
+  role: 'taskmanager' | 'shuffle-worker' = 'taskmanager',
+): Promise<PartitionOnDisk[]> {
   const out: PartitionOnDisk[] = [];
   for (const p of await r.cluster.processes()) {
-    if (p.role !== 'taskmanager' || !p.dataDir) continue;
+    if (p.role !== role || !p.dataDir) continue;
     const jobDir = join(p.dataDir, 'partitions', r.jobId);
     for (const name of (await readdir(jobDir).catch(() => [] as string[])).sort()) {
       const dir = join(jobDir, name);
@@ -46,7 +50,7 @@ export async function finishedPartitions(r: RunContext): Promise<PartitionOnDisk
       const m = /^(.*)-(\d+)-(\d+)-e(\d+)$/.exec(name);
       if (ok && m)
         out.push({
-          taskManagerId: p.id,
+          holderId: p.id,
           name,
           dir,
           key: subtaskKey(m[1]!, Number(m[2])),

@@ -133,6 +133,26 @@ describe('parseChaosArgs', () => {
     );
   });
 
+  it('takes the remote shuffle into the replay command, and refuses what it cannot run', () => {
+    const o = parseChaosArgs(['--seed', '5', '--shuffle-workers', '2', '--shuffle-replicas', '2']);
+    expect(o).toMatchObject({ shuffleWorkers: 2, shuffleReplicas: 2 });
+    expect(replayCommand(o, 6)).toBe('npm run chaos -- --seed 6 --runs 1 --shuffle-workers 2 --shuffle-replicas 2');
+    expect(parseChaosArgs(['--seed', '5'])).toMatchObject({ shuffleWorkers: 0 });
+    expect(usageError(['--shuffle-workers', '4'])).toBe('--shuffle-workers must be at most 3, got 4');
+    expect(usageError(['--shuffle-replicas', '1'])).toBe(
+      '--shuffle-replicas needs --shuffle-workers N (remote shuffle)',
+    );
+    expect(usageError(['--shuffle-workers', '1', '--shuffle-replicas', '2'])).toMatch(
+      /^--shuffle-replicas 2 needs at least 2 shuffle workers/,
+    );
+    expect(usageError(['--faults', 'shuffle-worker-kill'])).toBe(
+      'shuffle-worker-kill needs --shuffle-workers N (N >= 1)',
+    );
+    expect(usageError(['--shuffle-workers', '1', '--faults', 'partition-delete'])).toMatch(
+      /on remote shuffle \(--shuffle-workers\) use shuffle-worker-partition-damage$/,
+    );
+  });
+
   it('prints a replay command for a single run with the same options', () => {
     const o = parseChaosArgs(['--seed', '100', '--runs', '50', '--faults', 'torn-tail', '--job', 'join']);
     expect(replayCommand(o, 117)).toBe('npm run chaos -- --seed 117 --runs 1 --faults torn-tail --job join');

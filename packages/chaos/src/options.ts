@@ -19,7 +19,8 @@ import { JOB_NAMES, isJobName, type JobName } from './jobs.js';
 
 export const USAGE = `usage: npm run chaos -- --seed S [--runs N] [--faults LIST] [--job wordcount|aggregation|join] [--json FILE]
            [--md FILE] [--faults-per-run N] [--crash-point SPEC] [--slowdown N] [--deadline DURATION] [--time-budget DURATION]
-           [--ha file|etcd] [--partitions] [--keep-running-tasks on|off] [--work-root DIR] [--keep] [--quiet]
+           [--ha file|etcd] [--partitions] [--keep-running-tasks on|off] [--shuffle-workers N] [--shuffle-replicas 1|2]
+           [--work-root DIR] [--keep] [--quiet]
   faults: ${FAULT_KINDS.join(', ')}
   crash points: before-event=<EventType>:<N> | after-event=<EventType>:<N> | after-deploy=<N>`;
 
@@ -42,6 +43,10 @@ export interface ChaosOptions {
   readonly partitions: boolean;
   /** execution.batch.job-recovery.keep-running-tasks of every run (default: drawn per run from its seed). */
   readonly keepRunningTasks?: boolean;
+  /** Shuffle workers of every run: 0 (default) is TaskManager shuffle, 1 to 3 is `shuffle.type: remote`. */
+  readonly shuffleWorkers: number;
+  /** shuffle.remote.replicas of every remote-shuffle run (default: drawn per run, 1 or 2, at most the workers). */
+  readonly shuffleReplicas?: number;
   /** Per run: the job must be FINISHED this long after submission. */
   readonly deadlineMs: number;
   /** No new run starts after this much wall time (the runs so far are reported). */
@@ -144,6 +149,8 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
         ha: { type: 'string' },
         partitions: { type: 'boolean' },
         'keep-running-tasks': { type: 'string' },
+        'shuffle-workers': { type: 'string' },
+        'shuffle-replicas': { type: 'string' },
         keep: { type: 'boolean' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -189,8 +196,20 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
     throw usage(`--ha must be one of ${HA_BACKENDS.join(', ')}, got '${haText}'`);
   const ha = haText as HaBackend;
   const partitions = values.partitions === true;
+  const swText = str('shuffle-workers');
+  const shuffleWorkers = swText === undefined ? 0 : integer(swText, '--shuffle-workers', 0);
+  if (shuffleWorkers > 3) throw usage(`--shuffle-workers must be at most 3, got ${shuffleWorkers}`);
+  const replicasText = str('shuffle-replicas');
+  const shuffleReplicas = replicasText === undefined ? undefined : integer(replicasText, '--shuffle-replicas', 1);
+  if (shuffleReplicas !== undefined) {
+    if (shuffleWorkers === 0) throw usage('--shuffle-replicas needs --shuffle-workers N (remote shuffle)');
+    if (shuffleReplicas > Math.min(2, shuffleWorkers))
+      throw usage(
+        `--shuffle-replicas ${shuffleReplicas} needs at least ${shuffleReplicas} shuffle workers and is at most 2; --shuffle-workers is ${shuffleWorkers}`,
+      );
+  }
   for (const k of faults ?? []) {
-    const why = faultUnavailable(k, { ha, partitions });
+    const why = faultUnavailable(k, { ha, partitions, shuffleWorkers });
     if (why) throw usage(why);
   }
   const cpText = str('crash-point');
@@ -223,6 +242,8 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
     ha,
     partitions,
     ...(krText !== undefined ? { keepRunningTasks: krText === 'on' } : {}),
+    shuffleWorkers,
+    ...(shuffleReplicas !== undefined ? { shuffleReplicas } : {}),
     deadlineMs: str('deadline') === undefined ? DEFAULT_DEADLINE_MS : duration(str('deadline')!, '--deadline'),
     ...(str('time-budget') !== undefined ? { timeBudgetMs: duration(str('time-budget')!, '--time-budget') } : {}),
     workRoot: str('work-root') ?? join(tmpdir(), 'rebound-chaos'),
@@ -243,6 +264,8 @@ export function replayCommand(opts: ChaosOptions, seed: number): string {
   if (opts.ha !== 'file') parts.push('--ha', opts.ha);
   if (opts.partitions) parts.push('--partitions');
   if (opts.keepRunningTasks !== undefined) parts.push('--keep-running-tasks', opts.keepRunningTasks ? 'on' : 'off');
+  if (opts.shuffleWorkers > 0) parts.push('--shuffle-workers', String(opts.shuffleWorkers));
+  if (opts.shuffleReplicas !== undefined) parts.push('--shuffle-replicas', String(opts.shuffleReplicas));
   return parts.join(' ');
 }
 

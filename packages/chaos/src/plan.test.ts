@@ -6,11 +6,18 @@ import {
   FILE_HA_FAULTS,
   PARTITION_FAULTS,
   crashPointConfig,
-  drawFaultKinds,
   faultKindsFor,
   faultUnavailable,
   type FaultKind,
 } from './faults.js';
+import { drawFaultKinds } from './fault-draw.js';
+
+/** The kinds of the remote shuffle: none is drawn on a TaskManager-shuffle run without a pool. */
+const SHUFFLE_KINDS: ReadonlySet<FaultKind> = new Set([
+  'leader-and-tm-kill',
+  'shuffle-worker-kill',
+  'shuffle-worker-partition-damage',
+]);
 import { expectedLines } from './jobs.js';
 import { planRun } from './plan.js';
 import { Prng } from './prng.js';
@@ -53,7 +60,7 @@ describe('planRun', () => {
       for (const f of p.faults) kinds.add(f.kind);
     }
     expect([...kinds].sort()).toEqual(
-      FAULT_KINDS.filter((k) => !ETCD_FAULTS.has(k) && !PARTITION_FAULTS.has(k)).sort(),
+      FAULT_KINDS.filter((k) => !ETCD_FAULTS.has(k) && !PARTITION_FAULTS.has(k) && !SHUFFLE_KINDS.has(k)).sort(),
     );
     expect([...jobs].sort()).toEqual(['aggregation', 'join', 'wordcount']);
   });
@@ -66,17 +73,25 @@ describe('planRun', () => {
       return kinds;
     };
     const etcdAll = seen('etcd', true);
-    expect([...etcdAll].sort()).toEqual(FAULT_KINDS.filter((k) => !FILE_HA_FAULTS.has(k)).sort());
+    expect([...etcdAll].sort()).toEqual(
+      FAULT_KINDS.filter((k) => !FILE_HA_FAULTS.has(k) && !SHUFFLE_KINDS.has(k)).sort(),
+    );
     const etcdNoCut = seen('etcd', false);
     for (const k of PARTITION_FAULTS) expect(etcdNoCut.has(k)).toBe(false);
     for (const k of ['etcd-member-kill', 'etcd-outage'] as const) expect(etcdNoCut.has(k)).toBe(true);
     const fileCut = seen('file', true);
     for (const k of ETCD_FAULTS) expect(fileCut.has(k)).toBe(false);
     expect(fileCut.has('tm-partition') && fileCut.has('leader-partition') && fileCut.has('damaged-job-dir')).toBe(true);
-    expect(faultKindsFor({ ha: 'file', partitions: false })).toEqual(FAULT_KINDS.slice(0, 13));
-    expect(faultUnavailable('etcd-outage', { ha: 'file', partitions: true })).toBe('etcd-outage needs --ha etcd');
-    expect(faultUnavailable('tm-partition', { ha: 'etcd', partitions: false })).toBe('tm-partition needs --partitions');
-    expect(faultUnavailable('damaged-job-dir', { ha: 'etcd', partitions: true })).toMatch(/has none on --ha etcd/);
+    expect(faultKindsFor({ ha: 'file', partitions: false, shuffleWorkers: 0 })).toEqual(FAULT_KINDS.slice(0, 13));
+    expect(faultUnavailable('etcd-outage', { ha: 'file', partitions: true, shuffleWorkers: 0 })).toBe(
+      'etcd-outage needs --ha etcd',
+    );
+    expect(faultUnavailable('tm-partition', { ha: 'etcd', partitions: false, shuffleWorkers: 0 })).toBe(
+      'tm-partition needs --partitions',
+    );
+    expect(faultUnavailable('damaged-job-dir', { ha: 'etcd', partitions: true, shuffleWorkers: 0 })).toMatch(
+      /has none on --ha etcd/,
+    );
   });
 
   it('keeps the plans of file-HA seeds when the new kinds are added (recorded seeds replay as before)', () => {
@@ -137,6 +152,34 @@ describe('planRun', () => {
         keepRunningTasks: !p.keepRunningTasks,
       });
     }
+  });
+
+  it('draws the shuffle kinds only on remote-shuffle runs, without partition-delete, and keeps the other draws', () => {
+    const kinds = new Set<FaultKind>();
+    const replicas = new Set<number>();
+    for (let seed = 0; seed < 400; seed++) {
+      const p = planRun(seed, { shuffleWorkers: 2 });
+      replicas.add(p.shuffleReplicas);
+      expect(p.shuffleWorkers).toBe(2);
+      for (const f of p.faults) {
+        kinds.add(f.kind);
+        if (f.kind === 'shuffle-worker-kill') expect([1, 2]).toContain(f.worker);
+      }
+      // The shuffle is drawn after everything else: a TaskManager-shuffle seed keeps its job and pause.
+      expect(p.job).toEqual(planRun(seed).job);
+    }
+    for (const k of SHUFFLE_KINDS) expect(kinds.has(k)).toBe(true);
+    expect(kinds.has('partition-delete')).toBe(false);
+    expect([...replicas].sort()).toEqual([1, 2]);
+    // One worker: one replica, whatever was drawn.
+    for (let seed = 0; seed < 20; seed++) expect(planRun(seed, { shuffleWorkers: 1 }).shuffleReplicas).toBe(1);
+    expect(planRun(5).shuffleReplicas).toBe(0);
+    const env = { ha: 'file', partitions: false } as const;
+    expect(faultUnavailable('shuffle-worker-kill', { ...env, shuffleWorkers: 0 })).toMatch(/needs --shuffle-workers/);
+    expect(faultUnavailable('partition-delete', { ...env, shuffleWorkers: 1 })).toMatch(
+      /shuffle-worker-partition-damage/,
+    );
+    expect(faultUnavailable('leader-and-tm-kill', { ...env, shuffleWorkers: 0 })).toBeUndefined();
   });
 
   it('never combines a run-shaping fault with another fault', () => {

@@ -1,11 +1,5 @@
-import {
-  drawFault,
-  drawFaultKinds,
-  environmentOf,
-  type FaultPlan,
-  type HaBackend,
-  type PlanOptions,
-} from './faults.js';
+import { drawFault, drawFaultKinds, environmentOf, type PlanOptions } from './fault-draw.js';
+import type { FaultPlan, HaBackend } from './faults.js';
 import { JOB_NAMES, drawJobParams, jobShape, type JobName, type JobParams } from './jobs.js';
 import { Prng } from './prng.js';
 
@@ -26,6 +20,10 @@ export interface RunPlan {
    * TaskManager (task-log.ts, accountRunningTasks).
    */
   readonly keepRunningTasks: boolean;
+  /** Shuffle workers of the run: 0 is TaskManager shuffle, more is `shuffle.type: remote`. */
+  readonly shuffleWorkers: number;
+  /** shuffle.remote.replicas of a remote-shuffle run (1 when it has one worker). */
+  readonly shuffleReplicas: number;
 }
 
 export interface RunPlanOptions extends PlanOptions {
@@ -39,6 +37,8 @@ export interface RunPlanOptions extends PlanOptions {
   readonly slowdown?: number;
   /** Overrides the run's drawn keep-running-tasks choice. */
   readonly keepRunningTasks?: boolean;
+  /** Overrides the drawn shuffle.remote.replicas (1 or 2, at most shuffleWorkers). */
+  readonly shuffleReplicas?: number;
 }
 
 /** The job with its per-record delays multiplied by `factor` (same input, same output). */
@@ -65,6 +65,7 @@ export function planRun(seed: number, opts: RunPlanOptions = {}): RunPlan {
   const snapshotMinPause = prng.chance(0.5) ? '0 ms' : '3 min';
   // Drawn last and always, so the draws before it are those of older seeds' plans.
   const drawnKeepRunning = prng.chance(0.5);
+  const drawnReplicas = prng.chance(0.5) ? 2 : 1;
   const env = environmentOf(opts);
   return {
     seed,
@@ -74,5 +75,7 @@ export function planRun(seed: number, opts: RunPlanOptions = {}): RunPlan {
     ha: env.ha,
     partitions: env.partitions,
     keepRunningTasks: opts.keepRunningTasks ?? drawnKeepRunning,
+    shuffleWorkers: env.shuffleWorkers,
+    shuffleReplicas: env.shuffleWorkers === 0 ? 0 : Math.min(env.shuffleWorkers, opts.shuffleReplicas ?? drawnReplicas),
   };
 }

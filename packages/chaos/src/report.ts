@@ -178,7 +178,7 @@ export function tableRows(results: readonly RunResult[]): string[][] {
     return [
       String(r.run),
       String(r.seed),
-      r.job,
+      r.shuffle ? `${r.job} (${r.shuffle})` : r.job,
       r.keepRunningTasks === undefined ? '-' : r.keepRunningTasks ? 'on' : 'off',
       faults,
       r.outcome === 'ok' && r.recovery && r.recovery !== 'recovered' ? `ok (${r.recovery})` : r.outcome,

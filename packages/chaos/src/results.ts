@@ -119,6 +119,8 @@ export interface RunResult {
   tasks?: Omit<TaskAccounting, 'reruns'> & { reruns: TaskAccounting['reruns'] };
   /** execution.batch.job-recovery.keep-running-tasks of the run (drawn from its seed). */
   keepRunningTasks?: boolean;
+  /** The remote shuffle of the run, e.g. `remote 2w 1r` (workers, replicas); absent on TaskManager shuffle. */
+  shuffle?: string;
   /** Running tasks at the leader kills and pauses, and which of them were redeployed. */
   runningTasks?: RunningAccounting;
   readonly recoveries: RecoveryRecord[];

@@ -89,6 +89,10 @@ export class RunContext {
       'execution.batch.job-recovery.snapshot.min-pause': this.plan.snapshotMinPause,
       'execution.batch.job-recovery.keep-running-tasks': String(this.plan.keepRunningTasks),
     };
+    if (this.plan.shuffleWorkers > 0) {
+      config['shuffle.type'] = 'remote';
+      config['shuffle.remote.replicas'] = String(this.plan.shuffleReplicas);
+    }
     if (this.plan.faults.some((f) => f.kind === 'jobmasters-pause'))
       config['taskmanager.registration.timeout'] = `${PAUSE_REGISTRATION_TIMEOUT_MS} ms`;
     // jm-1, started by `local up`, leads: the crash point goes into the cluster's configuration
@@ -197,6 +201,13 @@ export class RunContext {
     await this.disrupt(`${label}: SIGKILL ${id}`, at);
     this.log(`killed TaskManager ${id}`);
     return true;
+  }
+
+  restartShuffleWorker(id: string, afterMs = 0): void {
+    this.background(`restarting shuffle worker ${id}`, async () => {
+      await sleep(afterMs);
+      await this.cluster.startShuffleWorker({ id, wait: false, timeoutMs: START_TIMEOUT_MS });
+    });
   }
 
   /** Waits until the job's finished tasks reach `baseline + k`, then `delayMs`. False if it ended first. */

@@ -95,6 +95,7 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
     job: plan.job.job,
     jobDescription: describeJob(plan.job),
     keepRunningTasks: plan.keepRunningTasks,
+    ...(plan.shuffleWorkers > 0 ? { shuffle: `remote ${plan.shuffleWorkers}w ${plan.shuffleReplicas}r` } : {}),
     faults: records,
     outcome: 'ok',
     problems: [],
@@ -112,7 +113,7 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
     await writeJobInput(plan.job, input);
     expected = expectedLines(plan.job);
     r.log(
-      `${describeJob(plan.job)}; faults: ${records.map((x) => x.description).join(', ')}; keep-running-tasks ${plan.keepRunningTasks ? 'on' : 'off'}${plan.ha === 'etcd' ? '; HA etcd' : ''}`,
+      `${describeJob(plan.job)}; faults: ${records.map((x) => x.description).join(', ')}; keep-running-tasks ${plan.keepRunningTasks ? 'on' : 'off'}${plan.ha === 'etcd' ? '; HA etcd' : ''}${plan.shuffleWorkers > 0 ? `; remote shuffle, ${plan.shuffleWorkers} worker(s), ${plan.shuffleReplicas} replica(s)` : ''}`,
     );
     if (plan.partitions) {
       // Before anything is spawned: daemons and etcd members must join their cgroups at birth.
@@ -135,6 +136,7 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
       jobmasters: separateStandby ? 1 : 2,
       taskmanagers: TASK_MANAGERS,
       slots: SLOTS,
+      ...(plan.shuffleWorkers > 0 ? { shuffleWorkers: plan.shuffleWorkers } : {}),
       config: r.clusterConfig(),
     });
     if (plan.faults.some((f) => f.kind === 'double-failure')) {
@@ -229,12 +231,13 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
     );
     r.log(`job ${final?.state ?? 'not finished'} (${result.recovery}); checking`);
 
-    const acct = accountTasks(events, r.jobId, r.disruptions, r.tmKills);
+    const holders = plan.shuffleWorkers > 0 ? 'shuffle-worker' : 'taskmanager';
+    const acct = accountTasks(events, r.jobId, r.disruptions, r.tmKills, holders);
     result.tasks = acct;
     for (const v of acct.reruns.filter((x) => x.violation)) {
       r.problem(
         'rerun-durable',
-        `${v.vertexName} ${v.subtask} attempt ${v.attempt} finished on ${v.taskManagerId} (which lived), its finished event was durable, yet it ran again after "${v.disruption}"`,
+        `${v.vertexName} ${v.subtask} attempt ${v.attempt} finished on ${v.taskManagerId} (${holders === 'taskmanager' ? 'which lived' : 'its partition on shuffle workers survived'}), its finished event was durable, yet it ran again after "${v.disruption}"`,
       );
     }
     // keep-running-tasks: what was running at a leader kill or pause carries on where it ran.

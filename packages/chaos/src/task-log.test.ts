@@ -113,8 +113,22 @@ describe('accountTasks', () => {
     };
     const a = accountTasks(events, 'j', [deleted, d], [{ id: 'tm-2', at: 100 }]);
     expect(a.reruns.find((r) => r.subtask === 'v#1')).toMatchObject({ disruption: 'leader-kill', violation: false });
-    expect(a.reruns.find((r) => r.subtask === 'v#1')?.excuse).toMatch(/deleted its partition/);
+    expect(a.reruns.find((r) => r.subtask === 'v#1')?.excuse).toMatch(/destroyed its partition/);
     expect(a.violations).toBe(0);
+  });
+
+  it('on remote shuffle a dead, cut-off or released TaskManager excuses nothing; a destroyed partition does', () => {
+    const kills = [{ id: 'tm-2', at: 100 }];
+    const remote = accountTasks(events, 'j', [d], kills, 'shuffle-worker');
+    expect(remote).toMatchObject({ violations: 2, rerunExcused: 0 });
+    expect(remote.reruns.find((r) => r.subtask === 'v#2')).toMatchObject({ taskManagerLived: true, violation: true });
+    const cut: Disruption = { ...d, lostOn: new Set(['tm-1', 'tm-2']), releasedOn: new Set(['tm-1', 'tm-2']) };
+    expect(accountTasks(events, 'j', [cut], kills, 'shuffle-worker').violations).toBe(2);
+    const lostOnWorker: Disruption = { ...d, destroyedPartitions: new Set(['v#1', 'v#2']) };
+    expect(accountTasks(events, 'j', [lostOnWorker], kills, 'shuffle-worker')).toMatchObject({
+      violations: 0,
+      rerunExcused: 2,
+    });
   });
 
   it('excuses reruns on a TaskManager a network cut cost its registration, and only there', () => {

@@ -19,7 +19,10 @@ export interface Disruption {
   readonly label: string;
   /** subtaskKey → attempt of its last finished event in the log (resets applied), after the fault. */
   readonly durableFinished: ReadonlyMap<string, number>;
-  /** Subtasks whose partition the fault destroyed on purpose (partition-delete). */
+  /**
+   * Subtasks whose partition the fault destroyed on purpose (partition-delete, a damaged partition
+   * on a shuffle worker) or that lived only on shuffle workers it killed.
+   */
   readonly destroyedPartitions?: ReadonlySet<string>;
   /** TaskManagers that released their retained partitions because of the fault (jobmasters-pause). */
   readonly releasedOn?: ReadonlySet<string>;
@@ -58,18 +61,27 @@ export interface TaskAccounting {
   readonly reruns: readonly RerunRecord[];
 }
 
+/** Where finished partitions live: on their TaskManagers, or on shuffle workers (remote shuffle). */
+export type PartitionHolders = 'taskmanager' | 'shuffle-worker';
+
 /**
  * For each disruption (in time order): the subtasks whose last lifecycle event before it was
  * `task.finish` count as finished before the fault; those deployed again before the next
  * disruption were rerun because of it. A rerun is a violation when the finished event was in the
- * log after the fault, its TaskManager was not killed, and the fault did not destroy its output.
+ * log after the fault, its output survived (its TaskManager was not killed, cut off or made to
+ * release it; on remote shuffle, whatever became of its TaskManager), and the fault did not
+ * destroy that output.
  */
 export function accountTasks(
   events: readonly TaskEvent[],
   jobId: string,
   disruptions: readonly Disruption[],
   tmKills: readonly { readonly id: string; readonly at: number }[],
+  holders: PartitionHolders = 'taskmanager',
 ): TaskAccounting {
+  // On remote shuffle a TaskManager holds no finished partition: its death, its cut and its
+  // release after the registration timeout excuse no rerun.
+  const onTaskManagers = holders === 'taskmanager';
   const mine = events.filter((e) => e.jobId === jobId).sort((a, b) => a.time - b.time);
   const sorted = [...disruptions].sort((a, b) => a.at - b.at);
   const reruns: RerunRecord[] = [];
@@ -92,9 +104,9 @@ export function accountTasks(
         kept++;
         continue;
       }
-      const taskManagerLived = !tmKills.some(
-        (k) => k.id === fin.taskManagerId && k.at >= fin.time && k.at <= redeploy.time,
-      );
+      const taskManagerLived =
+        !onTaskManagers ||
+        !tmKills.some((k) => k.id === fin.taskManagerId && k.at >= fin.time && k.at <= redeploy.time);
       const durable = d.durableFinished.get(key) === fin.attempt;
       // Destroyed output stays destroyed: a partition deleted by an earlier fault may only be
       // missed by its consumer after a later one.
@@ -102,11 +114,13 @@ export function accountTasks(
         (x) => x.at >= fin.time && x.at <= redeploy.time && x.destroyedPartitions?.has(key),
       );
       const releasedBy = sorted.find(
-        (x) => x.at >= fin.time && x.at <= redeploy.time && x.releasedOn?.has(fin.taskManagerId),
+        (x) => onTaskManagers && x.at >= fin.time && x.at <= redeploy.time && x.releasedOn?.has(fin.taskManagerId),
       );
-      const lostBy = sorted.find((x) => x.at >= fin.time && x.at <= redeploy.time && x.lostOn?.has(fin.taskManagerId));
+      const lostBy = sorted.find(
+        (x) => onTaskManagers && x.at >= fin.time && x.at <= redeploy.time && x.lostOn?.has(fin.taskManagerId),
+      );
       let excuse: string | undefined;
-      if (destroyedBy) excuse = `the fault "${destroyedBy.label}" deleted its partition`;
+      if (destroyedBy) excuse = `the fault "${destroyedBy.label}" destroyed its partition`;
       else if (releasedBy)
         excuse = 'its TaskManager released the retained partitions after taskmanager.registration.timeout';
       else if (lostBy)
@@ -149,7 +163,7 @@ export function finishedBefore(events: readonly TaskEvent[], jobId: string, at: 
 }
 
 /** The menu's faults that take the leader down while the TaskManagers stay reachable. */
-export const LEADER_LOSS_LABELS: readonly string[] = ['leader-kill:', 'leader-pause:'];
+export const LEADER_LOSS_LABELS: readonly string[] = ['leader-kill:', 'leader-pause:', 'leader-and-tm-kill:'];
 
 export interface RunningRedeploy {
   readonly subtask: string;
