@@ -16,7 +16,8 @@ import {
   type JobStatus,
 } from '@rebound/core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ClusterClient, resolveClusterTarget, type LeaderAddress } from './client.js';
+import { ClusterClient, type LeaderAddress } from './client.js';
+import { resolveClusterTarget } from './cluster-target.js';
 import { followJob } from './follow.js';
 import { PlainProgress } from './progress.js';
 

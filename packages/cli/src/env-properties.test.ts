@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ConfigError } from '@rebound/core';
 import { buildConfiguration } from './args.js';
-import { HA_DIR_ENV, clientConfiguration, resolveClusterTarget } from './client.js';
+import { clientConfiguration, resolveClusterTarget } from './cluster-target.js';
+import { HA_DIR_ENV } from './names.js';
 import { PROPERTIES_ENV, propertiesFromEnv } from './env-properties.js';
 
 describe('REBOUND_PROPERTIES', () => {

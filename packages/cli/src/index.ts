@@ -2,18 +2,15 @@ export { runCli, buildProgram } from './program.js';
 export { defaultHandlers } from './handlers.js';
 export type * from './options.js';
 export { processIo, type CliIo } from './io.js';
+export { ClusterClient, clientOptionsFrom, type ClusterClientOptions, type LeaderAddress } from './client.js';
 export {
-  ClusterClient,
   resolveClusterTarget,
   clientConfiguration,
-  clientOptionsFrom,
   haServicesOf,
   withHaServices,
   type ClusterTarget,
   type ClusterTargetOptions,
-  type ClusterClientOptions,
-  type LeaderAddress,
-} from './client.js';
+} from './cluster-target.js';
 export {
   ClusterPaths,
   DEFAULT_WORKDIR,

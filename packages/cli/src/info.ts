@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { OPTIONS } from '@rebound/core';
-import { haServicesOf, resolveClusterTarget, type ClusterTarget } from './client.js';
+import { haServicesOf, resolveClusterTarget, type ClusterTarget } from './cluster-target.js';
 import { readClusterFile } from './cluster-file.js';
 import { renderTable } from './format.js';
 import { printJson, printLines, type CliIo } from './io.js';

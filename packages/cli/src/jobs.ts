@@ -9,7 +9,8 @@ import {
   newJobId,
 } from '@rebound/core';
 import { pickJobId } from './job-id.js';
-import { ClusterClient, clientConfiguration, type ClusterTargetOptions } from './client.js';
+import { ClusterClient } from './client.js';
+import { clientConfiguration, type ClusterTargetOptions } from './cluster-target.js';
 import { formatBytes, formatDurationMs } from './format.js';
 import { followJob } from './follow.js';
 import { printJson, printLines, type CliIo } from './io.js';

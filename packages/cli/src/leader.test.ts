@@ -15,7 +15,8 @@ import {
   type DispatcherHandlers,
 } from '@rebound/core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { HA_DIR_ENV, resolveClusterTarget } from './client.js';
+import { resolveClusterTarget } from './cluster-target.js';
+import { HA_DIR_ENV } from './names.js';
 import type { CliIo } from './io.js';
 import { leader, type LeaderOptions } from './leader.js';
 import type { CommandHandlers } from './options.js';

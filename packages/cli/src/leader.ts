@@ -1,13 +1,12 @@
 import { checkHealth, HealthServices, LeaderNotFoundError } from '@rebound/core';
+import { ClusterClient, clientOptionsFrom } from './client.js';
 import {
-  ClusterClient,
   clientConfiguration,
-  clientOptionsFrom,
   resolveClusterTarget,
   withHaServices,
   type ClusterTarget,
   type ClusterTargetOptions,
-} from './client.js';
+} from './cluster-target.js';
 import { formatTimestamp } from './format.js';
 import { printJson, printLines, type CliIo } from './io.js';
 

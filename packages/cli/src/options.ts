@@ -1,4 +1,4 @@
-import type { ClusterTargetOptions } from './client.js';
+import type { ClusterTargetOptions } from './cluster-target.js';
 import type { LeaderOptions } from './leader.js';
 
 /** Typed options of every command, as parsed from the command line by program.ts. */

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { ClusterTarget } from './client.js';
+import type { ClusterTarget } from './cluster-target.js';
 import type { RerunSubtask } from './recovery-text.js';
 
 /** A `task.deploy` line of a TaskManager log (pino JSON). */

@@ -1,28 +1,13 @@
-import {
-  ErrorCode,
-  ReboundError,
-  TERMINAL_JOB_STATES,
-  attemptKey,
-  errorMessage,
-  type JobState,
-  IllegalStateError,
-  UnavailableError,
-  StaleEpochError,
-  isNotLeader,
-} from '@rebound/core';
+import { TERMINAL_JOB_STATES, errorMessage, type JobState, isNotLeader } from '@rebound/core';
 import type {
   Configuration,
-  CoordinationRequest__Output,
   CoordinationResponse,
   ExecutionAttemptId__Output,
-  IOMetrics__Output,
   JobGraph__Output,
   JobStatus,
   Logger,
   ResultPartitionId__Output,
-  SplitRequest__Output,
   SplitResponse,
-  TaskExecutionState__Output,
 } from '@rebound/core';
 import type { Transformation } from '@rebound/api';
 import { AdaptiveBatchScheduler } from './adaptive-batch-scheduler.js';
@@ -41,30 +26,20 @@ import { applyCommit, commitManifestOf } from './sink-committer.js';
 import type { ShuffleMaster } from './shuffle/shuffle-master.js';
 import { TaskManagerShuffleMaster } from './shuffle/task-manager-shuffle-master.js';
 import { RpcTaskExecutorGateway } from './task-executor-gateway.js';
+import {
+  TaskManagerCalls,
+  type TaskCoordinationRequest,
+  type TaskExecutionUpdate,
+  type TaskSplitRequest,
+} from './task-manager-calls.js';
 import type { RegisteredTaskManager } from './task-manager-registry.js';
-
-/**
- * A TaskManager's report or request as the JobMaster sees it: the caller's session was checked
- * by the leader (LeaderServices) before it got here.
- */
-export type TaskExecutionUpdate = Omit<TaskExecutionState__Output, 'session_id' | 'deploy_epoch'> & DeployEpoch;
-export type TaskSplitRequest = Omit<SplitRequest__Output, 'session_id' | 'task_manager_id' | 'deploy_epoch'> &
-  DeployEpoch;
-export type TaskCoordinationRequest = Omit<
-  CoordinationRequest__Output,
-  'session_id' | 'task_manager_id' | 'deploy_epoch'
-> &
-  DeployEpoch;
-/** Epoch of the leader that deployed the attempt; absent or 0: the leader called. */
-interface DeployEpoch {
-  readonly deploy_epoch?: number;
-}
 
 /**
  * Runs one job. The parts: the AdaptiveBatchScheduler (when a vertex is initialized, with which
  * parallelism; when a subtask is deployed), Failover with its restart strategy, the
  * OperatorCoordinators, and the BatchJobRecoveryHandler (FLIP-383). The JobMaster owns the job's
- * state, routes the TaskManagers' reports to its parts, and commits the sinks at the end.
+ * state, routes the TaskManagers' reports to its parts (TaskManagerCalls), and commits the sinks at
+ * the end.
  */
 export class JobMaster {
   graph: ExecutionGraph;
@@ -80,6 +55,7 @@ export class JobMaster {
   readonly exceptionHistory: ExceptionHistory;
   private readonly scheduler: AdaptiveBatchScheduler;
   private readonly failover: Failover;
+  private readonly taskManagerCalls: TaskManagerCalls;
   private readonly recovery: BatchJobRecoveryHandler;
   private readonly shuffleMaster: ShuffleMaster;
   private terminalReported = false;
@@ -130,6 +106,15 @@ export class JobMaster {
       epoch,
       registry,
       gateway,
+      clock,
+      logger,
+      onSlotsFreed: () => ctx.onSlotsFreed(),
+    });
+    this.taskManagerCalls = new TaskManagerCalls({
+      job: this,
+      coordinators,
+      epoch,
+      registry,
       clock,
       logger,
       onSlotsFreed: () => ctx.onSlotsFreed(),
@@ -234,56 +219,8 @@ export class JobMaster {
     return deployEpoch === 0 || ev.attemptEpoch === 0 || ev.attemptEpoch === deployEpoch ? ev : undefined;
   }
 
-  /**
-   * While RECONCILING, the kept tasks this leader adopts may already report to it (they answer to
-   * it from the moment they told it about themselves); they are asked to retry until it knows them.
-   */
-  private refuseWhileReconciling(what: string): void {
-    if (this.state === 'RECONCILING')
-      throw new UnavailableError(`${what}: the job is reconciling after a JobMaster failover; retry`);
-  }
-
   onTaskExecutionState(update: TaskExecutionUpdate): void {
-    this.refuseWhileReconciling('task update');
-    const ev = this.currentAttempt(update.execution, update.deploy_epoch);
-    if (!ev || update.epoch !== this.ctx.epoch) {
-      this.logger.debug({ execution: update.execution, epoch: update.epoch }, 'ignoring an update of a stale attempt');
-      return;
-    }
-    if (ev.state !== 'DEPLOYING' && ev.state !== 'RUNNING') return;
-    switch (update.state) {
-      case 'RUNNING':
-        this.graph.transition(ev, 'RUNNING');
-        return;
-      case 'FINISHED':
-        this.onExecutionFinished(ev, update.task_manager_id, update.io_metrics);
-        return;
-      case 'FAILED':
-      case 'CANCELED': {
-        const missing = update.error_code === ErrorCode.PARTITION_NOT_FOUND ? update.missing_partition : null;
-        this.failExecution(update.execution!, update.error_message || update.state, missing ?? undefined);
-        return;
-      }
-      default:
-        return;
-    }
-  }
-
-  private onExecutionFinished(ev: ExecutionVertex, tmId: string, metrics: IOMetrics__Output | null): void {
-    const location = ev.location ?? { task_manager_id: tmId, address: this.ctx.registry.get(tmId)?.address ?? '' };
-    this.ctx.registry.freeSlot(location.task_manager_id);
-    this.coordinators.subtaskFinished(ev);
-    this.graph.markFinished(
-      ev,
-      location,
-      metrics ?? { records_in: 0, records_out: 0, bytes_in: 0, bytes_out: 0, subpartition_bytes: [] },
-      this.ctx.clock.now(),
-    );
-    if (ev.jobVertex.isFinished()) {
-      this.logger.info({ vertexId: ev.jobVertex.id, vertexName: ev.jobVertex.name }, 'vertex finished');
-    }
-    this.ctx.onSlotsFreed();
-    this.schedule();
+    this.taskManagerCalls.onTaskExecutionState(update);
   }
 
   /**
@@ -301,60 +238,12 @@ export class JobMaster {
   }
 
   requestSplit(req: TaskSplitRequest): SplitResponse {
-    // An adopted reader may ask before reconciliation is over: nothing for it yet.
-    if (req.epoch === this.ctx.epoch && this.state === 'RECONCILING')
-      return { split_json: '', no_more_splits: false, retry_after_ms: 100 };
-    if (req.epoch !== this.ctx.epoch || this.state !== 'RUNNING') {
-      throw new StaleEpochError(
-        req.epoch,
-        this.ctx.epoch,
-        `split request of epoch ${req.epoch} to a JobMaster of epoch ${this.ctx.epoch}`,
-      );
-    }
-    const ev = this.currentAttempt(req.execution, req.deploy_epoch);
-    const coordinator = req.execution ? this.coordinators.source(req.execution.vertex_id) : undefined;
-    if (!ev || !coordinator) {
-      throw new IllegalStateError(`no running source attempt ${req.execution ? attemptKey(req.execution) : '?'}`);
-    }
-    let answer;
-    try {
-      answer = coordinator.requestSplit(ev.subtask, ev.attempt);
-    } catch (err) {
-      if (err instanceof ReboundError && err.code === ErrorCode.USER_CODE) {
-        void this.failJob(err.message);
-      }
-      throw err;
-    }
-    if ('split' in answer)
-      return { split_json: JSON.stringify(answer.split), no_more_splits: false, retry_after_ms: 0 };
-    if ('noMoreSplits' in answer) return { split_json: '', no_more_splits: true, retry_after_ms: 0 };
-    return { split_json: '', no_more_splits: false, retry_after_ms: answer.retryAfterMs };
+    return this.taskManagerCalls.requestSplit(req);
   }
 
   /** A task's request to a user coordinator of its vertex. */
-  async handleCoordinationRequest(req: TaskCoordinationRequest): Promise<CoordinationResponse> {
-    if (req.epoch === this.ctx.epoch) this.refuseWhileReconciling('coordination request');
-    if (req.epoch !== this.ctx.epoch || this.state !== 'RUNNING') {
-      throw new StaleEpochError(
-        req.epoch,
-        this.ctx.epoch,
-        `coordination request of epoch ${req.epoch} to a JobMaster of epoch ${this.ctx.epoch}`,
-      );
-    }
-    const ev = this.currentAttempt(req.execution, req.deploy_epoch);
-    if (!ev) throw new IllegalStateError(`no running attempt ${req.execution ? attemptKey(req.execution) : '?'}`);
-    const holder = this.coordinators.userOf(ev.jobVertex.id).find((h) => h.operatorId === req.operator_id);
-    if (!holder) {
-      throw new IllegalStateError(
-        `operator ${req.operator_id} of vertex '${ev.jobVertex.name}' has no coordinator (pass { coordinator } to process())`,
-      );
-    }
-    try {
-      return { response_json: await holder.handleRequest(ev.subtask, ev.attempt, req.request_json) };
-    } catch (err) {
-      if (err instanceof ReboundError && err.code === ErrorCode.USER_CODE) void this.failJob(err.message);
-      throw err;
-    }
+  handleCoordinationRequest(req: TaskCoordinationRequest): Promise<CoordinationResponse> {
+    return this.taskManagerCalls.handleCoordinationRequest(req);
   }
 
   vertexDecisionsDurable(): Promise<void> | undefined {

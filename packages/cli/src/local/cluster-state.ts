@@ -12,7 +12,8 @@ import {
   UnavailableError,
 } from '@rebound/core';
 import { createHaServices, type HighAvailabilityServices, type LeaderInfo } from '@rebound/ha';
-import { ClusterClient, type ClusterTarget } from '../client.js';
+import { ClusterClient } from '../client.js';
+import type { ClusterTarget } from '../cluster-target.js';
 import { type ClusterFile, type ClusterProcess } from '../cluster-file.js';
 
 import { isProcessAlive } from '../processes.js';

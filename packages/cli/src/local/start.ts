@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { Configuration, IllegalStateError } from '@rebound/core';
 import { parseDynamicProperties } from '../args.js';
-import { ClusterClient, clientConfiguration, clientOptionsFrom } from '../client.js';
+import { ClusterClient, clientOptionsFrom } from '../client.js';
+import { clientConfiguration } from '../cluster-target.js';
 import {
   nextProcessId,
   readClusterFile,

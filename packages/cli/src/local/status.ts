@@ -1,7 +1,8 @@
 import { resolve } from 'node:path';
 import { type ClusterOverview__Output, errorMessage } from '@rebound/core';
 import { type LeaderInfo } from '@rebound/ha';
-import { ClusterClient, clientConfiguration, clientOptionsFrom } from '../client.js';
+import { ClusterClient, clientOptionsFrom } from '../client.js';
+import { clientConfiguration } from '../cluster-target.js';
 import { readClusterFile, type ClusterProcess } from '../cluster-file.js';
 import { renderTable } from '../format.js';
 import { printJson, printLines, type CliIo } from '../io.js';

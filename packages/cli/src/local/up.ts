@@ -5,7 +5,8 @@ import { resolve } from 'node:path';
 import { ClusterSecurity, Configuration, errorMessage, IllegalStateError, withContext } from '@rebound/core';
 import { type LeaderInfo } from '@rebound/ha';
 import { buildConfiguration } from '../args.js';
-import { ClusterClient, clientConfiguration, clientOptionsFrom } from '../client.js';
+import { ClusterClient, clientOptionsFrom } from '../client.js';
+import { clientConfiguration } from '../cluster-target.js';
 import {
   ClusterPaths,
   tryReadClusterFile,

@@ -9,7 +9,8 @@ import {
   type JobSummary__Output,
 } from '@rebound/core';
 import type { LeaderInfo } from '@rebound/ha';
-import { ClusterClient, clientConfiguration, clientOptionsFrom, withHaServices } from '../client.js';
+import { ClusterClient, clientOptionsFrom } from '../client.js';
+import { clientConfiguration, withHaServices } from '../cluster-target.js';
 import {
   ClusterPaths,
   parseClusterFile,
