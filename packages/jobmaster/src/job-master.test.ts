@@ -7,7 +7,10 @@ import type { JobGraph__Output, TaskDeploymentDescriptor__Output } from '@reboun
 import { buildJob, defineJob } from '@rebound/api';
 import { JobMaster } from './job-master.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
+import type { ShuffleMaster } from './shuffle/shuffle-master.js';
+import { TaskManagerShuffleMaster } from './shuffle/task-manager-shuffle-master.js';
 import { fakeTaskManager, finishTask, until } from './testing/fake-task-manager.js';
+import { FakeTaskExecutorGateway } from './testing/in-process-leaders.js';
 
 describe('JobMaster scheduling', () => {
   let out: string;
@@ -47,7 +50,10 @@ describe('JobMaster scheduling', () => {
     await Promise.all(tms.map((t) => t.close()));
   });
 
-  async function startJob(saveCommitManifest = async (): Promise<void> => {}): Promise<JobMaster> {
+  async function startJob(
+    saveCommitManifest = async (): Promise<void> => {},
+    shuffleMaster?: ShuffleMaster,
+  ): Promise<JobMaster> {
     const def = defineJob('seq-sum', (env) => {
       env
         .generateSequence(0, 99, { splitSize: 25 })
@@ -84,6 +90,7 @@ describe('JobMaster scheduling', () => {
         terminal.push(j);
       },
       onSlotsFreed: () => job.schedule(),
+      ...(shuffleMaster ? { shuffleMaster } : {}),
     });
     await job.start();
     return job;
@@ -117,6 +124,32 @@ describe('JobMaster scheduling', () => {
     expect(job.state).toBe('FINISHED');
     expect(await readFile(join(out, 'part-00002'), 'utf8')).toBe('part 2\n');
     expect(await readFile(join(out, '_SUCCESS'), 'utf8')).toBe('');
+  });
+
+  it('tells the shuffle master which workers a failed producer could not reach', async () => {
+    const excluded: { ids: readonly string[]; reason: string }[] = [];
+    const shuffle = new (class extends TaskManagerShuffleMaster {
+      override excludeWorkers(ids: readonly string[], reason: string): void {
+        excluded.push({ ids, reason });
+      }
+    })({ epoch: 7, gateway: new FakeTaskExecutorGateway() });
+    const job = await startJob(undefined, shuffle);
+    await until(() => deployed.length === 4, 'source deployments');
+    job.onTaskExecutionState({
+      ...stateOf(deployed[0]!),
+      state: 'FAILED',
+      error_code: 'USER_CODE',
+      error_message: 'x',
+    });
+    expect(excluded).toEqual([]);
+    job.onTaskExecutionState({
+      ...stateOf(deployed[1]!),
+      state: 'FAILED',
+      error_code: 'UNAVAILABLE',
+      error_message: 'shuffle worker sw-2 (127.0.0.1:9): connect ECONNREFUSED',
+      unreachable_shuffle_workers: ['sw-2'],
+    });
+    expect(excluded).toEqual([{ ids: ['sw-2'], reason: 'shuffle worker sw-2 (127.0.0.1:9): connect ECONNREFUSED' }]);
   });
 
   // etcd chaos seed 2: an etcd member cut off during the commit used to fail a job whose work was done.

@@ -113,6 +113,7 @@ export class JobMaster {
     this.taskManagerCalls = new TaskManagerCalls({
       job: this,
       coordinators,
+      shuffleMaster,
       epoch,
       registry,
       clock,

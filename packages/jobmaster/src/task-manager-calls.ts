@@ -21,12 +21,17 @@ import type {
 import type { ExecutionGraph, ExecutionVertex } from './execution-graph.js';
 import type { JobMasterLeaderContext } from './job-master-context.js';
 import type { OperatorCoordinators } from './operator-coordinators.js';
+import type { ShuffleMaster } from './shuffle/shuffle-master.js';
 
 /**
  * A TaskManager's report or request as the JobMaster sees it: the caller's session was checked
  * by the leader (LeaderServices) before it got here.
  */
-export type TaskExecutionUpdate = Omit<TaskExecutionState__Output, 'session_id' | 'deploy_epoch'> & DeployEpoch;
+export type TaskExecutionUpdate = Omit<
+  TaskExecutionState__Output,
+  'session_id' | 'deploy_epoch' | 'unreachable_shuffle_workers'
+> &
+  DeployEpoch & { readonly unreachable_shuffle_workers?: readonly string[] };
 export type TaskSplitRequest = Omit<SplitRequest__Output, 'session_id' | 'task_manager_id' | 'deploy_epoch'> &
   DeployEpoch;
 export type TaskCoordinationRequest = Omit<
@@ -58,6 +63,7 @@ export interface TaskManagerCallsContext extends Pick<
 > {
   readonly job: CalledJob;
   readonly coordinators: OperatorCoordinators;
+  readonly shuffleMaster: Pick<ShuffleMaster, 'excludeWorkers'>;
   readonly logger: Logger;
 }
 
@@ -102,6 +108,9 @@ export class TaskManagerCalls {
         return;
       case 'FAILED':
       case 'CANCELED': {
+        const unreachable = update.unreachable_shuffle_workers ?? [];
+        if (update.state === 'FAILED' && unreachable.length > 0)
+          this.ctx.shuffleMaster.excludeWorkers(unreachable, update.error_message);
         const missing = update.error_code === ErrorCode.PARTITION_NOT_FOUND ? update.missing_partition : null;
         this.ctx.job.failExecution(update.execution!, update.error_message || update.state, missing ?? undefined);
         return;

@@ -42,6 +42,8 @@ export {
   type RemotePartition,
   type ShuffleWorkerAck,
   type ShuffleWorkerTarget,
+  ShuffleWorkerUnreachableError,
+  unreachableShuffleWorkers,
 } from './remote-sink.js';
 export {
   createShuffleIngestHandler,

@@ -1,5 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import {
+  ErrorCode,
   IllegalStateError,
   InternalError,
   ReboundError,
@@ -23,6 +24,30 @@ export const DEFAULT_MESSAGE_BYTES = 256 * 1024;
 export const DEFAULT_MAX_UNSENT_BYTES = 512 * 1024;
 
 export type ShuffleWorkerTarget = Pick<ShuffleWorkerLocation__Output, 'worker_id' | 'address'>;
+
+/**
+ * A producer could not reach shuffle workers it was told to write to (refused, gone, or
+ * stalled past shuffle.remote.write-timeout). The TaskManager names them in its failure report,
+ * so that the leader stops placing partitions there before their heartbeats time out (Celeborn's
+ * excluded workers).
+ */
+export class ShuffleWorkerUnreachableError extends UnavailableError {
+  constructor(
+    readonly workerIds: readonly string[],
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
+/** The shuffle workers an error (or an error it wraps, as the partition writer does) could not reach. */
+export function unreachableShuffleWorkers(err: unknown): readonly string[] {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) {
+    if (e instanceof ShuffleWorkerUnreachableError) return e.workerIds;
+  }
+  return [];
+}
 
 export interface RemotePartitionWriterOptions {
   /** ShuffleWorkerService clients by worker address (a ShuffleWorkerClientPool). */
@@ -247,7 +272,13 @@ class RemoteBlockSink implements BlockSink<RemotePartition> {
       // Our own cancel (abort, or another worker's failure) ends the other calls too.
       if (!this.aborted && !this.failed) {
         const cause = fromServiceError(err);
-        this.fail(withContext(cause, `${s.name}: ${cause.message}`));
+        const message = `${s.name}: ${cause.message}`;
+        // A worker that refused the data for a reason of its own is reachable; one that did not answer is not.
+        this.fail(
+          cause.code === ErrorCode.UNAVAILABLE
+            ? new ShuffleWorkerUnreachableError([s.worker.worker_id], message, { cause })
+            : withContext(cause, message),
+        );
       }
     } else if (!this.committed) {
       this.fail(new InternalError(`${s.name} answered before partition ${this.key} was committed`));
@@ -289,7 +320,13 @@ class RemoteBlockSink implements BlockSink<RemotePartition> {
       });
       if (!progressed && !this.failed) {
         const still = this.streams.filter((s) => !ready(s));
-        if (still.length > 0) this.fail(new UnavailableError(`${still.map((s) => s.name).join(', ')} ${stalled}`));
+        if (still.length > 0)
+          this.fail(
+            new ShuffleWorkerUnreachableError(
+              still.map((s) => s.worker.worker_id),
+              `${still.map((s) => s.name).join(', ')} ${stalled}`,
+            ),
+          );
       }
     }
   }

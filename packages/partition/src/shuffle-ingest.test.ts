@@ -28,7 +28,11 @@ import {
   type PartitionIndexFile,
 } from './format.js';
 import { createShuffleIngestHandler, newShuffleIngestMetrics, type ShuffleIngestMetrics } from './ingest.js';
-import { createRemotePartitionWriter } from './remote-sink.js';
+import {
+  ShuffleWorkerUnreachableError,
+  createRemotePartitionWriter,
+  unreachableShuffleWorkers,
+} from './remote-sink.js';
 import { createPartitionServiceHandlers } from './service.js';
 import { PartitionStore } from './store.js';
 
@@ -388,6 +392,8 @@ describe('remote partition writer and shuffle ingest', () => {
     for (let i = 0; i < 2000; i++) writer.emit(i % 2, record(i));
     const err = await writer.finish().catch((e: unknown) => e);
     expect((err as ReboundError).code).toBe(ErrorCode.PERMISSION_DENIED);
+    // It answered: the leader has no reason to stop placing partitions there.
+    expect(err).not.toBeInstanceOf(ShuffleWorkerUnreachableError);
     await waitFor(() => one.metrics.streamsActive === 0, 'the healthy worker to drop the stream');
     expect(one.store.has(id)).toBe(false);
     await waitFor(async () => !(await partitionDirsOf(one)).includes('one-refuses-0-0-e4'), 'the directory to go');
@@ -405,6 +411,9 @@ describe('remote partition writer and shuffle ingest', () => {
     const unreachable = await lost.finish().catch((e: unknown) => e);
     expect((unreachable as ReboundError).code).toBe(ErrorCode.UNAVAILABLE);
     expect((unreachable as ReboundError).message).toMatch(/sw-gone/);
+    // Named, so that the TaskManager's failure report tells the leader where not to place.
+    expect(unreachable).toBeInstanceOf(ShuffleWorkerUnreachableError);
+    expect(unreachableShuffleWorkers(unreachable)).toEqual(['sw-gone']);
   });
 
   it('a worker that shuts down under a stream answers UNAVAILABLE and keeps nothing', async () => {
@@ -536,6 +545,8 @@ describe('remote partition writer backpressure', () => {
       }
       expect((err as ReboundError).code).toBe(ErrorCode.UNAVAILABLE);
       expect((err as ReboundError).message).toMatch(/shuffle worker stuck .* (took no data|did not acknowledge)/);
+      // The writer wraps the sink's failure; the worker is still named.
+      expect(unreachableShuffleWorkers(err)).toEqual(['stuck']);
     } finally {
       stalled = false;
     }

@@ -6,6 +6,7 @@ import type { ModuleCache } from './module-cache.js';
 import { attemptKeyOf, taskLogOf, type RunningTask } from './running-task.js';
 import type { ShuffleEnvironment } from './shuffle-environment.js';
 import { InputPartitionNotFoundError, runTask } from './task.js';
+import { unreachableShuffleWorkers } from '@rebound/partition';
 
 /** What running a task attempt needs of its TaskExecutor. */
 export interface TaskAttemptContext {
@@ -113,6 +114,7 @@ export async function runTaskAttempt(
       error_code: code,
       error_message: message,
       missing_partition: pnf?.partition ?? null,
+      unreachable_shuffle_workers: [...unreachableShuffleWorkers(err)],
     });
   }
 }

@@ -22,6 +22,12 @@ export const SHUFFLE_OPTIONS = {
     description:
       'Longest wait of a producer for a shuffle worker to take more of its partition, or to acknowledge the partition once committed (time the producer spends computing does not count); a worker that stalls longer fails the producer with UNAVAILABLE.',
   },
+  'shuffle.remote.exclusion-timeout': {
+    kind: 'duration',
+    default: '30 s',
+    description:
+      'How long the leader places no partition on a shuffle worker a producer could not reach (unless no other worker is left); a worker that registers again is placed at once, one that is really gone is dropped after heartbeat.timeout.',
+  },
   'shuffle-worker.bind-host': {
     kind: 'string',
     default: '127.0.0.1',
@@ -56,6 +62,7 @@ export const SHUFFLE_OPTIONS = {
 export const SHUFFLE_RANGES: RangesOf<typeof SHUFFLE_OPTIONS> = {
   'shuffle.remote.replicas': { min: 1, max: 3 },
   'shuffle.remote.write-timeout': { min: 1, max: DAYS_24 },
+  'shuffle.remote.exclusion-timeout': { min: 1, max: DAYS_24 },
   'shuffle-worker.port': PORT,
   'shuffle-worker.metrics.port': PORT,
   'shuffle-worker.partition.expiry-timeout': { min: 1, max: DAYS_24 },

@@ -11,7 +11,7 @@ import {
   silentLogger,
   systemClock,
 } from '@rebound/core';
-import type { ResultPartitionId__Output, ShuffleWorkerServiceHandlers } from '@rebound/core';
+import type { Clock, ResultPartitionId__Output, ShuffleWorkerServiceHandlers } from '@rebound/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteShuffleMaster } from './remote-shuffle-master.js';
 import { JobPlacements } from './remote-shuffle-state.js';
@@ -38,20 +38,27 @@ interface JobEvents {
   reported: { reports: readonly PartitionWithMetrics[]; from?: PartitionHolder }[];
 }
 
-function setUp(replicas: number): { master: RemoteShuffleMaster; workers: ShuffleWorkerRegistry; events: JobEvents } {
+function setUp(
+  replicas: number,
+  clock: Clock = systemClock,
+): { master: RemoteShuffleMaster; workers: ShuffleWorkerRegistry; events: JobEvents } {
   const events: JobEvents = { lost: [], reported: [] };
   const ref: { master?: RemoteShuffleMaster } = {};
   const workers = new ShuffleWorkerRegistry({
     epoch: 1,
     jobmasterId: 'jm-1',
-    config: Configuration.of({ 'heartbeat.interval': '100 ms', 'heartbeat.timeout': '1 s' }),
+    config: Configuration.of({
+      'heartbeat.interval': '100 ms',
+      'heartbeat.timeout': '1 s',
+      'shuffle.remote.exclusion-timeout': '5 s',
+    }),
     listener: {
       onShuffleWorkerRegistered: (w) => ref.master?.onShuffleWorkerRegistered(w),
       onShuffleWorkerLost: (id, reason) => ref.master?.onShuffleWorkerLost(id, reason),
     },
     liveJobs: () => [JOB],
     logger: silentLogger(),
-    clock: systemClock,
+    clock,
   });
   cleanups.push(() => workers.close());
   const master = new RemoteShuffleMaster({ epoch: 1, workers, logger: silentLogger() });
@@ -92,6 +99,26 @@ describe('RemoteShuffleMaster', () => {
     // 7 copies over 3 workers: none holds more than one above another.
     expect(Math.max(...counts.values()) - Math.min(...counts.values())).toBeLessThanOrEqual(1);
     expect(master.holdersOf(JOB, pid('map', 2), TM).map((h) => h.id)).toEqual(placed[1]!.map((w) => w.worker_id));
+  });
+
+  it('places nothing on a worker a producer could not reach, until it registers again or the exclusion ends', () => {
+    let now = 1_000;
+    const { master, workers } = setUp(2, { now: () => now });
+    for (const id of ['sw-1', 'sw-2', 'sw-3']) register(workers, id);
+    const placedOn = (s: number): string[] =>
+      master.registerPartitionWithProducer(JOB, pid('map', s), TM).map((w) => w.worker_id);
+    master.excludeWorkers(['sw-2'], 'connect ECONNREFUSED');
+    for (let s = 0; s < 4; s++) expect(placedOn(s).sort()).toEqual(['sw-1', 'sw-3']);
+    // Restarted: it registers again and is placed at once.
+    register(workers, 'sw-2', '127.0.0.1:9');
+    expect([0, 1, 2, 3].flatMap((s) => placedOn(10 + s))).toContain('sw-2');
+    master.excludeWorkers(['sw-2'], 'stalled');
+    expect(placedOn(20).sort()).toEqual(['sw-1', 'sw-3']);
+    now += 5_001;
+    expect([0, 1, 2].flatMap((s) => placedOn(30 + s))).toContain('sw-2');
+    // Every worker excluded: better an excluded worker than none.
+    master.excludeWorkers(['sw-1', 'sw-2', 'sw-3'], 'all unreachable');
+    expect(placedOn(40)).toHaveLength(2);
   });
 
   it('restores placements from a full snapshot and the increments after it', () => {

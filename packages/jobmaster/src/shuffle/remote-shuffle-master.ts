@@ -73,7 +73,7 @@ export class RemoteShuffleMaster implements ShuffleMaster {
     partition: ResultPartitionId,
     _producer: TaskManagerLocation__Output,
   ): ShuffleWorkerLocation__Output[] {
-    const live = this.opts.workers.all();
+    const live = this.opts.workers.placeable();
     if (live.length === 0) throw new UnavailableError('no shuffle worker is registered to write the partition to');
     const replicas = this.jobs.get(jobId)?.jobConfig.getInt('shuffle.remote.replicas') ?? 1;
     const count = Math.min(replicas, live.length);
@@ -162,6 +162,10 @@ export class RemoteShuffleMaster implements ShuffleMaster {
           ),
         );
     }
+  }
+
+  excludeWorkers(workerIds: readonly string[], reason: string): void {
+    for (const id of workerIds) this.opts.workers.exclude(id, reason);
   }
 
   /** A worker registered (first time, again, or restarted): recovering jobs ask it what it holds. */

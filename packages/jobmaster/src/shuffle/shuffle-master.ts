@@ -143,4 +143,9 @@ export interface ShuffleMaster {
   getAllPartitionWithMetrics(jobId: string): Promise<PartitionWithMetrics[]>;
   /** Releases partitions of the job that nothing needs any more, on the holder that keeps them. */
   releasePartitions(jobId: string, holder: PartitionHolder, partitions: readonly ResultPartitionId[]): Promise<void>;
+  /**
+   * A producer could not reach these shuffle workers: place no partition there for a while
+   * (Celeborn's excluded workers). Their heartbeats decide whether they are lost.
+   */
+  excludeWorkers(workerIds: readonly string[], reason: string): void;
 }

@@ -57,6 +57,9 @@ export interface ShuffleWorkerRegistryOptions {
  */
 export class ShuffleWorkerRegistry {
   private readonly workers = new Map<string, RegisteredShuffleWorker>();
+  /** Workers a producer could not reach, until when no partition is placed on them. */
+  private readonly excluded = new Map<string, number>();
+  private readonly exclusionTimeoutMs: number;
   private readonly monitor: PeriodicTask;
   private readonly heartbeatIntervalMs: number;
   private readonly heartbeatTimeoutMs: number;
@@ -67,6 +70,7 @@ export class ShuffleWorkerRegistry {
     this.heartbeatIntervalMs = opts.config.getDurationMs('heartbeat.interval');
     this.heartbeatTimeoutMs = opts.config.getDurationMs('heartbeat.timeout');
     this.rpcTimeoutMs = opts.config.getDurationMs('rpc.timeout');
+    this.exclusionTimeoutMs = opts.config.getDurationMs('shuffle.remote.exclusion-timeout');
     this.security = ClusterSecurity.of(opts.config);
     this.monitor = new PeriodicTask(Math.max(20, Math.min(this.heartbeatIntervalMs, this.heartbeatTimeoutMs / 4)), () =>
       this.checkHeartbeats(),
@@ -112,6 +116,8 @@ export class ShuffleWorkerRegistry {
       client: new Ctor(req.address, this.security.channelCredentials(), this.security.channelOptions(CHANNEL_OPTIONS)),
     };
     this.workers.set(worker.id, worker);
+    // A worker that registers again was restarted or reconnected: it is reachable.
+    this.excluded.delete(worker.id);
     this.opts.logger.info(
       { workerId: worker.id, address: worker.address, jobs: req.jobs_with_partitions.length },
       existing ? 'shuffle worker registered again' : 'shuffle worker registered',
@@ -149,6 +155,7 @@ export class ShuffleWorkerRegistry {
     const w = this.workers.get(workerId);
     if (!w) return;
     this.workers.delete(workerId);
+    this.excluded.delete(workerId);
     w.client.close();
     this.opts.logger.warn({ workerId, reason }, 'shuffle worker lost');
     this.opts.listener.onShuffleWorkerLost(workerId, reason);
@@ -174,6 +181,25 @@ export class ShuffleWorkerRegistry {
 
   all(): RegisteredShuffleWorker[] {
     return [...this.workers.values()];
+  }
+
+  /** A producer could not reach the worker: no partition goes there for shuffle.remote.exclusion-timeout. */
+  exclude(workerId: string, reason: string): void {
+    if (!this.workers.has(workerId)) return;
+    const until = this.opts.clock.now() + this.exclusionTimeoutMs;
+    if ((this.excluded.get(workerId) ?? 0) < until) this.excluded.set(workerId, until);
+    this.opts.logger.warn(
+      { workerId, reason, forMs: this.exclusionTimeoutMs },
+      'shuffle worker excluded from placement: a producer could not reach it',
+    );
+  }
+
+  /** The workers new partitions may go to: the registered ones not excluded, or all if every one is. */
+  placeable(): RegisteredShuffleWorker[] {
+    const now = this.opts.clock.now();
+    const all = this.all();
+    const open = all.filter((w) => (this.excluded.get(w.id) ?? 0) <= now);
+    return open.length > 0 ? open : all;
   }
 
   /** Calls a ShuffleWorkerService method with the leader's deadline. */

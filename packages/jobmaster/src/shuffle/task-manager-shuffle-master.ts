@@ -110,4 +110,7 @@ export class TaskManagerShuffleMaster implements ShuffleMaster {
     if (!tm || partitions.length === 0) return;
     await this.opts.gateway.releasePartitions(tm, { epoch: this.opts.epoch, partitions: [...partitions] });
   }
+
+  /** It places nothing on shuffle workers. */
+  excludeWorkers(_workerIds: readonly string[], _reason: string): void {}
 }

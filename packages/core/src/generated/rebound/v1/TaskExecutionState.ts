@@ -17,6 +17,7 @@ export interface TaskExecutionState {
   'missing_partition'?: (_rebound_v1_ResultPartitionId | null);
   'session_id'?: (string);
   'deploy_epoch'?: (number | string | Long);
+  'unreachable_shuffle_workers'?: (string)[];
 }
 
 export interface TaskExecutionState__Output {
@@ -30,4 +31,5 @@ export interface TaskExecutionState__Output {
   'missing_partition': (_rebound_v1_ResultPartitionId__Output | null);
   'session_id': (string);
   'deploy_epoch': (number);
+  'unreachable_shuffle_workers': (string)[];
 }
