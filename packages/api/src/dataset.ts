@@ -1,38 +1,21 @@
 import type { OperatorCoordinatorProvider, ProcessFunction } from './coordinator.js';
-import { checkFunction, checkName, defaultFormat, identity } from './dataset-checks.js';
-import { DataSink, csvSinkFormat } from './data-sink.js';
+import { checkFunction, identity } from './dataset-checks.js';
 import { jobInvalid } from './errors.js';
 import { checkField, countReducer, numberField, sumReducer, type FieldOf } from './field-reducers.js';
 import { compileAggregation, type AggregateSpecs } from './aggregations.js';
 import { checkGroupKey, describeAggregate, groupKeyFunctions, type GroupKey } from './grouping.js';
 import { checkOrder, topNReducer, type Order } from './ordering.js';
 import { addJoin } from './join.js';
-import type { JoinType, KeySelector, Record as AnyRecord, SinkTransformation } from './transformations.js';
-import {
-  checkParallelism,
-  type Mutable,
-  type MutableTransformation,
-  type NewTransformation,
-  type TransformationRegistry,
-} from './transformation-registry.js';
+import { OperatorOutput } from './operator-output.js';
+import type { JoinType, KeySelector, Record as AnyRecord } from './transformations.js';
+import type { MutableTransformation, NewTransformation, TransformationRegistry } from './transformation-registry.js';
 
 /**
  * A distributed collection of records, produced by one operator. Each dataset can feed exactly one
  * operator (no branching): batch results are exchanged through blocking partitions that have one
  * consumer each.
  */
-export class DataSet<T> {
-  /** Not for users: datasets come from ExecutionEnvironment and other datasets. */
-  constructor(
-    protected readonly env: TransformationRegistry,
-    protected readonly transformation: MutableTransformation,
-  ) {}
-
-  /** The id of the operator producing this dataset (`op-<n>`). */
-  get id(): string {
-    return this.transformation.id;
-  }
-
+export class DataSet<T> extends OperatorOutput<T> {
   map<R>(fn: (record: T) => R): DataSet<R> {
     checkFunction(fn, 'map');
     return this.derive({ kind: 'map', name: 'Map', input: this.id, fn: fn as (r: AnyRecord) => AnyRecord });
@@ -193,87 +176,6 @@ export class DataSet<T> {
       .reduceNamed(r.fn, `TopN(${n})`, r.inPlace)
       .flatMap((best) => best)
       .name(`TopN(${n}): records`);
-  }
-
-  /**
-   * Writes one line per record into directory `path` (each subtask's lines become one committed
-   * file). Default format: strings as they are, anything else as JSON.
-   */
-  writeAsText(path: string, format?: (record: T) => string): DataSink {
-    if (format !== undefined) checkFunction(format, 'writeAsText(path, format)');
-    return this.sink('writeAsText', 'Sink: TextFiles', path, format ?? defaultFormat);
-  }
-
-  /** One JSON value per line, with the exactly-once commit of writeAsText. */
-  writeAsJsonLines(path: string): DataSink {
-    return this.sink('writeAsJsonLines', 'Sink: JsonLines', path, (r) => JSON.stringify(r) ?? 'null');
-  }
-
-  /**
-   * One CSV record per record (RFC 4180 quoting; null as an empty field, '' as `""`), with the
-   * exactly-once commit of writeAsText. `columns` picks and orders the fields of object records
-   * and is the header of every file (`header`, default true when columns are given). Without
-   * columns: arrays element by element, objects by their own property order.
-   */
-  writeAsCsv(
-    path: string,
-    options: { readonly columns?: readonly string[]; readonly header?: boolean; readonly delimiter?: string } = {},
-  ): DataSink {
-    const { format, header } = csvSinkFormat(options);
-    return this.sink('writeAsCsv', 'Sink: Csv', path, format, header);
-  }
-
-  /**
-   * The records back to the client: `rebound submit` prints them once the job finished
-   * (`rebound results JOB` later), `runLocally` returns them under COLLECT_SINK_KEY. The result
-   * is committed like any sink (exactly once through failovers) into the job's directory in
-   * storageDir and then streamed from the leader, so it is bounded: `collect-sink.max-bytes` and
-   * `collect-sink.max-rows` fail the job when exceeded. One collect() per job.
-   */
-  collect(): DataSink {
-    const t = this.env.addTransformation(
-      {
-        kind: 'sink',
-        name: 'Sink: Collect',
-        input: this.id,
-        path: '',
-        format: (r) => JSON.stringify(r) ?? 'null',
-        collect: true,
-      },
-      this.transformation,
-    );
-    return new DataSink(t as Mutable<SinkTransformation>);
-  }
-
-  private sink(what: string, name: string, path: string, format: (r: T) => string, header?: string): DataSink {
-    if (typeof path !== 'string' || path === '') throw jobInvalid(`${what}(path): path must be a non-empty string`);
-    const t = this.env.addTransformation(
-      {
-        kind: 'sink',
-        name,
-        input: this.id,
-        path: this.env.resolvePath(path),
-        format: format as (r: AnyRecord) => string,
-        ...(header !== undefined ? { header } : {}),
-      },
-      this.transformation,
-    );
-    return new DataSink(t as Mutable<SinkTransformation>);
-  }
-
-  name(name: string): this {
-    this.transformation.name = checkName(name);
-    return this;
-  }
-
-  setParallelism(parallelism: number): this {
-    this.transformation.parallelism = checkParallelism(parallelism, `setParallelism on '${this.transformation.name}'`);
-    return this;
-  }
-
-  /** Not for users: the producing operator. */
-  get producer(): MutableTransformation {
-    return this.transformation;
   }
 
   private derive<R>(t: NewTransformation): DataSet<R> {

@@ -17,7 +17,8 @@ import { sealsOfReplay } from './seals.js';
 import type { JobEventStore } from './job-event-store.js';
 import { DEFAULT_JOB_EVENT_STORE_SETTINGS, jobEventStoreSettings, type JobEventStoreDurability } from './options.js';
 import { CUT, EventWriteBuffer, type AppendResult } from './event-write-buffer.js';
-import { realFlushTimer, type FlushTimer } from './flush-timer.js';
+import { realFlushTimer } from './flush-timer.js';
+import { FlushScheduler } from './flush-scheduler.js';
 import { reportAppend, reportFlush } from './metrics.js';
 
 export type {
@@ -62,10 +63,8 @@ export class FileSystemJobEventStore implements JobEventStore {
   readonly jobId: string;
   readonly epoch: number;
   private readonly writeBufferSize: number;
-  private readonly flushIntervalMs: number;
   private readonly durability: JobEventStoreDurability;
   private readonly clock: Clock;
-  private readonly flushTimer: FlushTimer;
   private readonly logger: Logger;
 
   private state: JobEventStoreState = 'created';
@@ -74,9 +73,7 @@ export class FileSystemJobEventStore implements JobEventStore {
   private cursor: JobEventLogReader | undefined;
 
   private readonly buffer: EventWriteBuffer;
-  private cancelTimer: (() => void) | undefined;
-  private flushChain: Promise<void> = Promise.resolve();
-  private flushQueued: Promise<void> | undefined;
+  private readonly flushes: FlushScheduler;
   private readonly writer: EventFileWriter;
 
   private readonly counters = {
@@ -91,15 +88,14 @@ export class FileSystemJobEventStore implements JobEventStore {
   constructor(private readonly options: FileSystemJobEventStoreOptions) {
     const fromConfig = options.config ? jobEventStoreSettings(options.config) : DEFAULT_JOB_EVENT_STORE_SETTINGS;
     this.writeBufferSize = options.writeBufferSize ?? fromConfig.writeBufferSize;
-    this.flushIntervalMs = options.flushIntervalMs ?? fromConfig.flushIntervalMs;
+    const flushIntervalMs = options.flushIntervalMs ?? fromConfig.flushIntervalMs;
     this.durability = options.durability ?? fromConfig.durability;
     if (!(this.writeBufferSize >= 1)) throw new RangeError('writeBufferSize must be at least 1 byte');
-    if (!(this.flushIntervalMs >= 0)) throw new RangeError('flushIntervalMs must not be negative');
+    if (!(flushIntervalMs >= 0)) throw new RangeError('flushIntervalMs must not be negative');
     this.jobId = options.jobId;
     this.epoch = options.epoch;
     this.directory = jobEventsDir(options.haDir, options.jobId);
     this.clock = options.clock ?? systemClock;
-    this.flushTimer = options.flushTimer ?? realFlushTimer;
     this.logger = (options.logger ?? silentLogger()).child({
       component: 'job-event-store',
       jobId: options.jobId,
@@ -117,6 +113,7 @@ export class FileSystemJobEventStore implements JobEventStore {
       counters: this.counters,
     });
     this.buffer = new EventWriteBuffer(this.writeBufferSize, this.clock);
+    this.flushes = new FlushScheduler(options.flushTimer ?? realFlushTimer, flushIntervalMs, () => this.flushOnce());
   }
 
   // ----------------------------------------------------------------------------- lifecycle
@@ -139,13 +136,13 @@ export class FileSystemJobEventStore implements JobEventStore {
 
   async stop(clear: boolean): Promise<void> {
     if (this.state === 'stopped') return;
-    this.cancelFlushTimer();
+    this.flushes.cancelTimer();
     if (this.state === 'running') {
       if (clear) this.dropPending();
-      else await this.requestFlush();
+      else await this.flushes.requestFlush();
     }
-    await this.flushChain;
-    await this.enqueue(() => this.closeFile());
+    await this.flushes.settled();
+    await this.flushes.enqueue(() => this.closeFile());
     if (this.cursor) await this.cursor.close().catch(() => {});
     this.cursor = undefined;
     if (clear) await this.clear();
@@ -186,19 +183,13 @@ export class FileSystemJobEventStore implements JobEventStore {
     }
     this.counters.eventsWritten++;
     reportAppend(appended.frameLength);
-    if (appended.outcome === 'flush') {
-      void this.requestFlush();
-    } else if (!this.cancelTimer) {
-      this.cancelTimer = this.flushTimer.schedule(this.flushIntervalMs, () => {
-        this.cancelTimer = undefined;
-        void this.requestFlush();
-      });
-    }
+    if (appended.outcome === 'flush') void this.flushes.requestFlush();
+    else this.flushes.flushLater();
   }
 
   /** Writes (and fsyncs) everything enqueued so far; resolves when it is on disk. */
   flushNow(): Promise<void> {
-    return this.requestFlush();
+    return this.flushes.requestFlush();
   }
 
   /**
@@ -212,8 +203,8 @@ export class FileSystemJobEventStore implements JobEventStore {
     if (this.readFiles.length === 0) return Promise.resolve();
     this.buffer.cut();
     const seal = sealsOfReplay(replayed.files);
-    void this.requestFlush();
-    return this.enqueue(async () => {
+    void this.flushes.requestFlush();
+    return this.flushes.enqueue(async () => {
       if (this.state !== 'running') return;
       this.writer.pendingSeal = seal;
       try {
@@ -228,43 +219,17 @@ export class FileSystemJobEventStore implements JobEventStore {
   }
 
   /** Resolves once no flush is running or queued (for tests: waits without triggering one). */
-  async idle(): Promise<void> {
-    let chain: Promise<void>;
-    do {
-      chain = this.flushChain;
-      await chain;
-    } while (chain !== this.flushChain);
-  }
-
-  private cancelFlushTimer(): void {
-    this.cancelTimer?.();
-    this.cancelTimer = undefined;
+  idle(): Promise<void> {
+    return this.flushes.idle();
   }
 
   private dropPending(): void {
     this.counters.eventsDropped += this.buffer.drop();
   }
 
-  /** Runs `task` on the single writer, after everything enqueued before it. */
-  private enqueue(task: () => Promise<void>): Promise<void> {
-    const run = this.flushChain.then(task);
-    this.flushChain = run.catch(() => {});
-    return run;
-  }
-
-  private requestFlush(): Promise<void> {
-    if (this.flushQueued) return this.flushQueued;
-    const queued = this.enqueue(async () => {
-      this.flushQueued = undefined;
-      await this.flushOnce();
-    });
-    this.flushQueued = queued;
-    return queued;
-  }
-
   private async flushOnce(): Promise<void> {
     if (this.state !== 'running') return;
-    this.cancelFlushTimer();
+    this.flushes.cancelTimer();
     const { items, events } = this.buffer.take();
     if (items.length === 0) return;
     try {
@@ -317,7 +282,7 @@ export class FileSystemJobEventStore implements JobEventStore {
   private fail(err: unknown, what: string): void {
     if (this.state !== 'running') return;
     this.state = 'failed';
-    this.cancelFlushTimer();
+    this.flushes.cancelTimer();
     this.dropPending();
     const failure =
       err instanceof ReboundError && !(err instanceof IllegalStateError)
@@ -329,13 +294,13 @@ export class FileSystemJobEventStore implements JobEventStore {
       `${what}; recording of job events is disabled for job ${this.jobId} (the job keeps running, but a JobMaster failover will only recover what was recorded before)`,
     );
     this.options.onDisabled?.('failed', failure);
-    void this.enqueue(() => this.writer.closeQuietly());
+    void this.flushes.enqueue(() => this.writer.closeQuietly());
   }
 
   private async fence(leaderEpoch: number): Promise<void> {
     if (this.state !== 'running') return;
     this.state = 'fenced';
-    this.cancelFlushTimer();
+    this.flushes.cancelTimer();
     this.dropPending();
     const failure = new JobEventStoreFencedError(this.epoch, leaderEpoch);
     this.failure = failure;

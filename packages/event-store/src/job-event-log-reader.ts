@@ -1,29 +1,12 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { crc32c, errorMessage } from '@rebound/core';
+import { errorMessage } from '@rebound/core';
 import { JobEventStoreCorruptError, JobEventStoreFailedError } from './errors.js';
-import {
-  CRC_BYTES,
-  FILE_FORMAT_VERSION,
-  FILE_MAGIC,
-  FILE_PREFIX_BYTES,
-  PAYLOAD_VERSION,
-  RECORD_HEADER_BYTES,
-  RECORD_OVERHEAD_BYTES,
-  decodeFileHeaderBody,
-  readUInt32BE,
-  readWrittenAt,
-  type EventFileRef,
-} from './format.js';
+import { RECORD_HEADER_BYTES, type EventFileRef } from './format.js';
 import { collectSeals, type FileSeal } from './seals.js';
-import {
-  JOB_EVENT_TYPE_NAMES,
-  jobEventCodec,
-  jobEventTypeOfId,
-  type JobEventRecord,
-  type JobEventType,
-} from './job-event.js';
+import { JOB_EVENT_TYPE_NAMES, type JobEventRecord, type JobEventType } from './job-event.js';
 
+import { parseRecord, readFileHeader, type EventFileCursor } from './event-file-cursor.js';
 import { FileWindow, recordBytesOf } from './file-window.js';
 import type { EventFileInfo, ReplayCut, ReplayReport, TornTailReason } from './replay-report.js';
 
@@ -35,18 +18,6 @@ export interface JobEventLogReaderOptions {
 }
 
 const DEFAULT_READ_CHUNK = 1024 * 1024;
-
-interface OpenFile {
-  ref: EventFileRef;
-  path: string;
-  fh: FileHandle;
-  window: FileWindow;
-  info: EventFileInfo;
-  epoch: number;
-  pos: number;
-  /** Bytes from `pos` the parser needs in the window. */
-  need: number;
-}
 
 function emptyCounts(): Record<JobEventType, number> {
   return Object.fromEntries(JOB_EVENT_TYPE_NAMES.map((t) => [t, 0])) as Record<JobEventType, number>;
@@ -63,7 +34,7 @@ function emptyCounts(): Record<JobEventType, number> {
 export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
   private readonly files: EventFileRef[];
   private nextFile = 0;
-  private current: OpenFile | undefined;
+  private current: EventFileCursor | undefined;
   private maxEpoch = -1;
   private error: Error | undefined;
   private deferred: unknown;
@@ -218,18 +189,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
     }
   }
 
-  private corrupt(file: OpenFile, offset: number, detail: string, cause?: unknown): JobEventStoreCorruptError {
-    file.info.status = 'corrupt';
-    return new JobEventStoreCorruptError(
-      file.ref.name,
-      offset,
-      detail,
-      file.path,
-      cause === undefined ? undefined : { cause },
-    );
-  }
-
-  private torn(file: OpenFile, offset: number, reason: TornTailReason): null {
+  private torn(file: EventFileCursor, offset: number, reason: TornTailReason): null {
     const bytes = file.window.size - offset;
     file.info.status = 'torn';
     this.rep.tornTails.push({ file: file.ref.name, offset, bytes, reason });
@@ -258,7 +218,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
   }
 
   /** Opens a file and checks its header; undefined when there is nothing to read in it. */
-  private async openNext(ref: EventFileRef): Promise<OpenFile | undefined> {
+  private async openNext(ref: EventFileRef): Promise<EventFileCursor | undefined> {
     const path = join(this.directory, ref.name);
     let fh: FileHandle;
     try {
@@ -276,7 +236,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       this.rep.bytes += fileSize;
       const size = this.applySeal(ref, info, fileSize);
       if (info.status === 'sealed') return undefined;
-      const file: OpenFile = {
+      const file: EventFileCursor = {
         ref,
         path,
         fh,
@@ -286,53 +246,12 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
         pos: 0,
         need: 0,
       };
-      const w = file.window;
-      if (!(await w.ensure(0, FILE_PREFIX_BYTES))) {
-        this.torn(file, 0, 'truncated-header');
+      const checked = await readFileHeader(file, this.options.jobId);
+      if (typeof checked === 'string') {
+        this.torn(file, 0, checked);
         return undefined;
       }
-      let b = w.buf;
-      const p0 = w.at(0);
-      if (FILE_MAGIC.compare(b, p0, p0 + 4) !== 0) {
-        if (b.subarray(p0, p0 + FILE_PREFIX_BYTES).every((x) => x === 0)) {
-          // Zeros: the file's first write never reached the disk.
-          this.torn(file, 0, 'checksum-mismatch');
-          return undefined;
-        }
-        throw this.corrupt(file, 0, 'not a job event file (bad magic)');
-      }
-      const version = (b[p0 + 4]! << 8) | b[p0 + 5]!;
-      if (version < 1 || version > FILE_FORMAT_VERSION) {
-        throw this.corrupt(
-          file,
-          0,
-          `unsupported file format version ${version} (this reader knows up to ${FILE_FORMAT_VERSION})`,
-        );
-      }
-      const headerLen = (b[p0 + 6]! << 8) | b[p0 + 7]!;
-      const headerEnd = FILE_PREFIX_BYTES + headerLen + CRC_BYTES;
-      if (!(await w.ensure(0, headerEnd))) {
-        this.torn(file, 0, 'truncated-header');
-        return undefined;
-      }
-      b = w.buf;
-      const h = w.at(0);
-      if (crc32c(b, h, h + FILE_PREFIX_BYTES + headerLen) !== readUInt32BE(b, h + FILE_PREFIX_BYTES + headerLen)) {
-        this.torn(file, 0, 'checksum-mismatch');
-        return undefined;
-      }
-      let header;
-      try {
-        header = decodeFileHeaderBody(b, h + FILE_PREFIX_BYTES, h + FILE_PREFIX_BYTES + headerLen);
-      } catch (err) {
-        throw this.corrupt(file, 0, `undecodable file header: ${errorMessage(err)}`, err);
-      }
-      if (this.options.jobId !== undefined && header.job_id !== this.options.jobId) {
-        throw this.corrupt(file, 0, `file belongs to job ${header.job_id}, not ${this.options.jobId}`);
-      }
-      if (header.payload_version < 1 || header.payload_version > PAYLOAD_VERSION) {
-        throw this.corrupt(file, 0, `unsupported payload version ${header.payload_version}`);
-      }
+      const { header, headerEnd } = checked;
       info.epoch = header.epoch;
       info.jobMasterId = header.jobmaster_id;
       info.createdAtMs = header.created_at_ms;
@@ -345,7 +264,7 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
       file.epoch = header.epoch;
       file.pos = headerEnd;
       info.historyBytes = headerEnd;
-      w.readAhead(headerEnd);
+      file.window.readAhead(headerEnd);
       keep = true;
       return file;
     } finally {
@@ -371,54 +290,13 @@ export class JobEventLogReader implements AsyncIterable<JobEventRecord> {
    * Parses the record at `file.pos` from the window without I/O: the record, null at the end
    * of the file (clean or torn), or undefined when `file.need` bytes must be read first.
    */
-  private parseNext(file: OpenFile): JobEventRecord | null | undefined {
-    const w = file.window;
-    const offset = file.pos;
-    const remaining = w.size - offset;
-    if (remaining === 0) return null;
-    if (remaining < RECORD_HEADER_BYTES) return this.torn(file, offset, 'truncated-header');
-    const windowEnd = w.start + w.hi;
-    if (offset + RECORD_HEADER_BYTES > windowEnd) {
-      file.need = RECORD_HEADER_BYTES;
-      return undefined;
+  private parseNext(file: EventFileCursor): JobEventRecord | null | undefined {
+    const r = parseRecord(file);
+    if (typeof r === 'string') return this.torn(file, file.pos, r);
+    if (r) {
+      this.rep.events++;
+      this.rep.eventsPerType[r.type]++;
     }
-    const b = w.buf;
-    const p = offset - w.start;
-    const payloadLength = readUInt32BE(b, p + 4);
-    const frame = RECORD_OVERHEAD_BYTES + payloadLength;
-    if (frame > remaining) return this.torn(file, offset, 'truncated-record');
-    if (offset + frame > windowEnd) {
-      file.need = frame;
-      return undefined;
-    }
-    const crcAt = p + RECORD_HEADER_BYTES + payloadLength;
-    if (w.crc32c(p, crcAt) !== readUInt32BE(b, crcAt)) return this.torn(file, offset, 'checksum-mismatch');
-    const typeId = b[p]!;
-    const type = jobEventTypeOfId(typeId);
-    if (type === undefined) throw this.corrupt(file, offset, `unknown record type ${typeId}`);
-    const version = b[p + 1]!;
-    if (version < 1 || version > PAYLOAD_VERSION) {
-      throw this.corrupt(file, offset, `unsupported payload version ${version} of a ${type} record`);
-    }
-    if (b[p + 2] !== 0 || b[p + 3] !== 0) throw this.corrupt(file, offset, `unknown record flags of a ${type} record`);
-    let event;
-    try {
-      event = jobEventCodec(type).decode(b, p + RECORD_HEADER_BYTES, crcAt);
-    } catch (err) {
-      throw this.corrupt(file, offset, `undecodable ${type} payload: ${errorMessage(err)}`, err);
-    }
-    file.pos = offset + frame;
-    file.info.historyBytes = file.pos;
-    file.info.events++;
-    this.rep.events++;
-    this.rep.eventsPerType[type]++;
-    return {
-      type,
-      event,
-      file: file.ref.name,
-      offset,
-      writtenAtMs: readWrittenAt(b, p),
-      epoch: file.epoch,
-    } as JobEventRecord;
+    return r;
   }
 }
