@@ -51,7 +51,7 @@ import {
   type PartitionWithMetrics__Output,
   type RecoveryReport,
 } from '@rebound/core';
-import { FileSystemJobEventStore, JobEventManager, type JobEventRecord } from '@rebound/event-store';
+import { JobEventManager, type JobEventRecord } from '@rebound/event-store';
 import {
   ExecutionGraph,
   JobEventRecorder,
@@ -66,6 +66,8 @@ import {
   type PartitionWithMetrics,
   type RegisteredTaskManager,
 } from '@rebound/jobmaster';
+import { eventStoreOf } from './event-log.js';
+import { median } from './figures.js';
 
 export interface ReplayBenchOptions {
   readonly executions: number;
@@ -114,7 +116,15 @@ export interface PartTimings {
   readonly partitionRpcMs: number;
 }
 
-export interface ReplayBenchResult {
+export interface Measurement {
+  /** First recovery in this process (replay code not yet optimized by the JIT, as in a fresh leader). */
+  readonly cold: RecoveryTiming;
+  /** Median over the other runs. */
+  readonly warm: RecoveryTiming;
+  readonly runs: readonly RecoveryTiming[];
+}
+
+export interface ReplayBenchResult extends Measurement {
   readonly executions: number;
   readonly events: number;
   readonly logBytes: number;
@@ -123,11 +133,6 @@ export interface ReplayBenchResult {
   readonly subpartitionsPerPartition: number;
   readonly consumerParallelism: number;
   readonly writeMs: number;
-  /** First recovery in this process (replay code not yet optimized by the JIT, as in a fresh leader). */
-  readonly cold: RecoveryTiming;
-  /** Median over the other runs. */
-  readonly warm: RecoveryTiming;
-  readonly runs: readonly RecoveryTiming[];
   readonly parts: PartTimings;
   readonly targetMs: number;
 }
@@ -209,7 +214,7 @@ async function writeFixture(opts: ReplayBenchOptions, baseDir: string): Promise<
   // snapshot pause lets a full snapshot out every 9,000 events, as it would in a real run.
   let simNow = 1_800_000_000_000;
   const simClock: Clock = { now: () => simNow };
-  const store = new FileSystemJobEventStore({ haDir, jobId, epoch: 1, currentLeaderEpoch: () => 1, config });
+  const store = eventStoreOf(haDir, jobId, 1, { config });
   const events = new JobEventManager(store, simClock);
   await events.start();
   const executionGraph = new ExecutionGraph(graph);
@@ -387,14 +392,7 @@ async function recoverOnce(
       session_id: `session-${tm.id}`,
     });
   const events = new JobEventManager(
-    new FileSystemJobEventStore({
-      haDir,
-      jobId: f.graph.job_id,
-      epoch,
-      currentLeaderEpoch: () => epoch,
-      config: f.config,
-      clock: fineClock,
-    }),
+    eventStoreOf(haDir, f.graph.job_id, epoch, { config: f.config, clock: fineClock }),
     fineClock,
   );
   const reports: RecoveryReport[] = [];
@@ -455,15 +453,7 @@ async function timeParts(
 ): Promise<{ parts: PartTimings; snapshots: number }> {
   const haDir = await mkdtemp(join(baseDir, 'rebound-replay-parts-'));
   await cp(f.haDir, haDir, { recursive: true });
-  const events = new JobEventManager(
-    new FileSystemJobEventStore({
-      haDir,
-      jobId: f.graph.job_id,
-      epoch: 99,
-      currentLeaderEpoch: () => 99,
-      config: f.config,
-    }),
-  );
+  const events = new JobEventManager(eventStoreOf(haDir, f.graph.job_id, 99, { config: f.config }));
   await events.start();
   const records: JobEventRecord[] = [];
   let t = performance.now();
@@ -596,11 +586,6 @@ async function timeParts(
   };
 }
 
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.floor(s.length / 2)]!;
-}
-
 function medianTiming(runs: readonly RecoveryTiming[]): RecoveryTiming {
   const pick = (k: keyof RecoveryTiming): number => median(runs.map((r) => r[k]));
   return {
@@ -616,14 +601,6 @@ function medianTiming(runs: readonly RecoveryTiming[]): RecoveryTiming {
     partitionsReleased: pick('partitionsReleased'),
     partitionsMissing: pick('partitionsMissing'),
   };
-}
-
-interface Measurement {
-  /** First recovery in this process (replay code not yet optimized by the JIT, as in a fresh leader). */
-  readonly cold: RecoveryTiming;
-  /** Median over the other runs. */
-  readonly warm: RecoveryTiming;
-  readonly runs: readonly RecoveryTiming[];
 }
 
 async function measure(

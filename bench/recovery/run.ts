@@ -32,21 +32,28 @@
  *
  * Prints tables and writes bench/results/recovery.json.
  */
-import { cp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import {
-  executionVertexKey,
-  parseDuration,
-  type JobGraph__Output,
-  type JobStatus__Output,
-  type RecoveryReport__Output,
-} from '@rebound/core';
-import { FileSystemJobEventStore, JobEventManager, jobEventsDir } from '@rebound/event-store';
+import { parseDuration, type RecoveryReport__Output } from '@rebound/core';
+import { jobEventsDir } from '@rebound/event-store';
 import { FileJobGraphStore } from '@rebound/ha';
-import { ReplayedJobState } from '@rebound/jobmaster';
-import { BenchCluster, FAST_FAILOVER_CONFIG, ROOT, type KilledLeader, type TaskEvent } from './cluster.js';
+import { BenchCluster, FAST_FAILOVER_CONFIG, ROOT, type KilledLeader } from './cluster.js';
+import { durableFinished } from './event-log.js';
+import {
+  firstStatus,
+  jobFigures,
+  killFigures,
+  sleep,
+  statusAt,
+  waitForJobEnd,
+  waitForNewLeader,
+  withFreshCluster,
+  type KillFigures,
+} from './failover-run.js';
+import { fmt, median, pct } from './figures.js';
+import { analyseReexecution, lostWorkPerSlot, ofNewLeader, type Reexecution } from './reexecution.js';
 import { printReplayResult, runReplayBench, type ReplayBenchResult } from './replay.js';
 import { LoadSampler, judge, type LoadRecord } from '../load.js';
 
@@ -145,7 +152,6 @@ function parseOptions(): Options {
   };
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const load1 = (): number => Math.round(loadavg()[0]! * 100) / 100;
 
 /** Waits (up to `maxWaitMs`) for the 1-minute load to drop below `max`; other sessions share the machine. */
@@ -165,26 +171,6 @@ async function waitForQuietMachine(
   return { load: load1(), waitedMs: Date.now() - t0 };
 }
 
-interface Reexecution {
-  /** Subtasks with a task.finish before the kill (the old leader's epoch). */
-  finishedBeforeKill: number;
-  /** Subtasks deployed before the kill that had not finished by then (their work is lost). */
-  runningAtKill: number;
-  /** Finished before the kill and deployed again after it. */
-  reexecuted: number;
-  fraction: number;
-  /** False with recovery off: there is no event log, so the fields below are empty. */
-  eventLog: boolean;
-  /** Of those, the ones whose ExecutionVertexFinished event was in the log when the leader died. */
-  reexecutedDurable: string[];
-  /** Re-executed whose event was not durable (finished within a flush interval of the kill, or the FINISHED report never arrived). */
-  reexecutedNotDurable: string[];
-  /** Finished events in the log at the kill (not reset afterwards). */
-  durableFinishedAtKill: number;
-  /** Finished on a TaskManager before the kill, but no durable event (≤ flush interval + report latency). */
-  finishedNotDurableAtKill: number;
-}
-
 interface ScenarioResult {
   scenario: Scenario;
   jobId: string;
@@ -198,13 +184,7 @@ interface ScenarioResult {
   outputProblem?: string;
   loadBefore: number;
   loadAfter: number;
-  kill?: {
-    plannedAtJobMs: number;
-    atJobMs: number;
-    oldEpoch: number;
-    newEpoch: number;
-    /** electedAtMs of the new leader - kill time. */
-    electionMs: number;
+  kill?: KillFigures & {
     /** First task.deploy of the new epoch - kill time. */
     firstRedeployMs: number;
     standby: string;
@@ -267,66 +247,6 @@ async function checkOutput(dir: string, o: Options): Promise<string | undefined>
   return undefined;
 }
 
-/** The finished executions (vertex#subtask → attempt) in a copy of the event log. */
-async function durableFinished(haCopy: string, graph: JobGraph__Output): Promise<Map<string, number>> {
-  const manager = new JobEventManager(
-    new FileSystemJobEventStore({
-      haDir: haCopy,
-      jobId: graph.job_id,
-      epoch: 1_000_000,
-      currentLeaderEpoch: () => 1_000_000,
-    }),
-  );
-  await manager.start();
-  const state = new ReplayedJobState(graph);
-  const result = await manager.replay((r) => state.apply(r));
-  await manager.stop(false);
-  if (!result.ok) throw new Error(`cannot replay the copied event log: ${JSON.stringify(result.failure)}`);
-  return new Map([...state.finished.values()].map((e) => [executionVertexKey(e.vertex_id, e.subtask), e.attempt]));
-}
-
-function analyseReexecution(
-  events: readonly TaskEvent[],
-  kill: KilledLeader,
-  durable: ReadonlyMap<string, number> | undefined,
-): Reexecution {
-  const finished = new Map<string, TaskEvent>();
-  const deployedBefore = new Set<string>();
-  const redeployed = new Set<string>();
-  for (const e of events) {
-    const key = executionVertexKey(e.vertexId, e.subtask);
-    const before = e.time < kill.killedAtMs && (e.epoch ?? 0) <= kill.epoch;
-    if (e.event === 'task.finish' && before) finished.set(key, e);
-    if (e.event === 'task.deploy' && before) deployedBefore.add(key);
-    if (e.event === 'task.deploy' && (e.epoch ?? 0) > kill.epoch) redeployed.add(key);
-  }
-  const reexecuted = [...finished.keys()].filter((k) => redeployed.has(k));
-  const isDurable = (k: string): boolean => durable !== undefined && durable.get(k) === finished.get(k)!.attempt;
-  const base = {
-    finishedBeforeKill: finished.size,
-    runningAtKill: [...deployedBefore].filter((k) => !finished.has(k)).length,
-    reexecuted: reexecuted.length,
-    fraction: finished.size === 0 ? 0 : reexecuted.length / finished.size,
-  };
-  if (!durable)
-    return {
-      ...base,
-      eventLog: false,
-      reexecutedDurable: [],
-      reexecutedNotDurable: [],
-      durableFinishedAtKill: 0,
-      finishedNotDurableAtKill: 0,
-    };
-  return {
-    ...base,
-    eventLog: true,
-    reexecutedDurable: reexecuted.filter(isDurable),
-    reexecutedNotDurable: reexecuted.filter((k) => !isDurable(k)),
-    durableFinishedAtKill: durable.size,
-    finishedNotDurableAtKill: [...finished.keys()].filter((k) => !isDurable(k)).length,
-  };
-}
-
 /** When the failover's steps happened, in ms after the kill (first occurrence of each). */
 async function failoverTimeline(
   cluster: BenchCluster,
@@ -361,165 +281,108 @@ async function failoverTimeline(
   return Object.fromEntries(Object.entries(timeline).sort((a, b) => a[1] - b[1]));
 }
 
-/** Slot-ms of work thrown away by the failover, divided by the number of slots. */
-function lostWorkPerSlot(events: readonly TaskEvent[], kill: KilledLeader, slots: number): number {
-  const deployed = new Map<string, number>();
-  const finished = new Map<string, number>();
-  const rerun = new Set<string>();
-  for (const e of events) {
-    const key = executionVertexKey(e.vertexId, e.subtask);
-    if ((e.epoch ?? 0) > kill.epoch) {
-      if (e.event === 'task.deploy') rerun.add(key);
-      continue;
-    }
-    if (e.event === 'task.deploy') deployed.set(key, e.time);
-    if (e.event === 'task.finish') finished.set(key, e.time);
-  }
-  let lost = 0;
-  for (const [key, t] of deployed) {
-    const f = finished.get(key);
-    if (f === undefined || f >= kill.killedAtMs) lost += Math.max(0, kill.killedAtMs - t);
-    else if (rerun.has(key)) lost += f - t;
-  }
-  return lost / slots;
-}
-
 async function runScenario(
   scenario: Scenario,
   o: Options,
   workdir: string,
   baselineMs: number | undefined,
 ): Promise<ScenarioResult> {
-  await rm(workdir, { recursive: true, force: true });
-  await mkdir(workdir, { recursive: true });
   const loadBefore = load1();
-  const cluster = await BenchCluster.start(workdir, {
-    jobmasters: 2,
-    taskmanagers: o.taskmanagers,
-    slots: o.slots,
-    config: scenarioConfig(scenario),
-  });
-  let ok = false;
-  try {
-    const output = join(workdir, 'output');
-    const { jobId } = await cluster.submit(JOB_FILE, jobArgs(o, output));
-    let status: JobStatus__Output | undefined;
-    while (!(status = await cluster.jobStatus(jobId).catch(() => undefined))) await sleep(20);
-    const submittedAt = Number(status.submitted_at_ms);
+  const up = { jobmasters: 2, taskmanagers: o.taskmanagers, slots: o.slots, config: scenarioConfig(scenario) };
+  return withFreshCluster(
+    workdir,
+    up,
+    o.keep,
+    async (cluster) => {
+      const output = join(workdir, 'output');
+      const { jobId } = await cluster.submit(JOB_FILE, jobArgs(o, output));
+      const submittedAt = Number((await firstStatus(cluster, jobId)).submitted_at_ms);
 
-    let kill: KilledLeader | undefined;
-    let haCopy: string | undefined;
-    let newLeader: { epoch: number; electedAtMs: number; jobmasterId: string } | undefined;
-    let standby = 'none';
-    if (baselineMs !== undefined) {
-      const plannedAtJobMs = Math.round(o.killAt * baselineMs);
-      const wait = submittedAt + plannedAtJobMs - Date.now();
-      if (wait > 0) await sleep(wait);
-      const before = await cluster.jobStatus(jobId).catch(() => undefined);
-      if (!before || before.state !== 'RUNNING')
-        throw new Error(`the job is ${before?.state ?? 'unreachable'} at the planned kill time`);
-      kill = await cluster.killLeader();
-      // The log as the dead leader left it: no standby can lead for another lease timeout.
-      if (scenario === 'recovery-on') {
-        haCopy = join(workdir, 'events-at-kill');
-        await cp(jobEventsDir(cluster.haDir, jobId), jobEventsDir(haCopy, jobId), { recursive: true });
-      }
-      if (o.standbyAt === 'kill') standby = (await cluster.startJobMaster()).id;
-      for (;;) {
-        const l = await cluster.leader();
-        if (l && l.epoch > kill.epoch) {
-          newLeader = l;
-          break;
+      let kill: KilledLeader | undefined;
+      let haCopy: string | undefined;
+      let newLeader: { epoch: number; electedAtMs: number; jobmasterId: string } | undefined;
+      let standby = 'none';
+      if (baselineMs !== undefined) {
+        const plannedAtJobMs = Math.round(o.killAt * baselineMs);
+        const before = await statusAt(cluster, jobId, submittedAt + plannedAtJobMs);
+        if (!before || before.state !== 'RUNNING')
+          throw new Error(`the job is ${before?.state ?? 'unreachable'} at the planned kill time`);
+        kill = await cluster.killLeader();
+        // The log as the dead leader left it: no standby can lead for another lease timeout.
+        if (scenario === 'recovery-on') {
+          haCopy = join(workdir, 'events-at-kill');
+          await cp(jobEventsDir(cluster.haDir, jobId), jobEventsDir(haCopy, jobId), { recursive: true });
         }
-        if (Date.now() - kill.killedAtMs > 60_000) throw new Error('no new leader within 60 s of the kill');
-        await sleep(10);
+        if (o.standbyAt === 'kill') standby = (await cluster.startJobMaster()).id;
+        newLeader = await waitForNewLeader(cluster, kill);
       }
-    }
 
-    const deadline = Date.now() + Math.max(300_000, 10 * (baselineMs ?? 0));
-    for (;;) {
-      status = await cluster.jobStatus(jobId).catch(() => undefined);
-      if (
-        status &&
-        kill &&
-        o.standbyAt === 'recovered' &&
-        standby === 'none' &&
-        status.state === 'RUNNING' &&
-        Number(status.leader_epoch) > kill.epoch
-      ) {
-        standby = (await cluster.startJobMaster()).id;
-      }
-      // finished_at_ms too: a JobMaster reports FINISHED before its sink commit is done and stamped.
-      if (status && ['FINISHED', 'FAILED', 'CANCELED'].includes(status.state) && Number(status.finished_at_ms) > 0)
-        break;
-      if (Date.now() > deadline)
-        throw new Error(`job ${jobId} did not finish in time (last state ${status?.state ?? '?'})`);
-      await sleep(100);
-    }
-    const events = (await cluster.taskEvents()).filter((e) => e.jobId === jobId);
-    const outputProblem =
-      status.state === 'FINISHED' ? await checkOutput(output, o) : `job ${status.state}: ${status.failure}`;
-    const result: ScenarioResult = {
-      scenario,
-      jobId,
-      state: status.state,
-      jobMs: Number(status.finished_at_ms) - submittedAt,
-      tasks: status.vertices.reduce((n, v) => n + v.parallelism, 0),
-      deployments: events.filter((e) => e.event === 'task.deploy').length,
-      restarts: status.restarts,
-      outputOk: outputProblem === undefined,
-      ...(outputProblem ? { outputProblem } : {}),
-      loadBefore,
-      loadAfter: load1(),
-    };
-    if (kill && newLeader) {
-      let durable: Map<string, number> | undefined;
-      if (haCopy) {
-        const { graph } = await new FileJobGraphStore(cluster.haDir).getJob(jobId);
-        durable = await durableFinished(haCopy, graph);
-      }
-      const reexecution = analyseReexecution(events, kill, durable);
-      const firstRedeploy = events.find((e) => e.event === 'task.deploy' && (e.epoch ?? 0) > kill.epoch);
-      const report: RecoveryReport__Output | undefined = status.recoveries[status.recoveries.length - 1];
-      result.kill = {
-        plannedAtJobMs: Math.round(o.killAt * (baselineMs ?? 0)),
-        atJobMs: kill.killedAtMs - submittedAt,
-        oldEpoch: kill.epoch,
-        newEpoch: newLeader.epoch,
-        electionMs: newLeader.electedAtMs - kill.killedAtMs,
-        firstRedeployMs: firstRedeploy ? firstRedeploy.time - kill.killedAtMs : NaN,
-        standby,
-        ...(report
-          ? {
-              recovery: {
-                replayMs: Number(report.replay_ms),
-                reconcileMs: Number(report.reconnect_wait_ms),
-                recoveryMs: Number(report.finished_at_ms) - Number(report.started_at_ms),
-                electedToRecoveryStartMs: Number(report.started_at_ms) - Number(report.elected_at_ms),
-                killToRunningMs: Number(report.finished_at_ms) - kill.killedAtMs,
-                eventsReplayed: report.events_replayed,
-                executionsRecovered: report.executions_recovered,
-                executionsReset: report.executions_reset,
-                partitionsReused: report.partitions_reused,
-                partitionsReleased: report.partitions_released,
-                partitionsMissing: report.partitions_missing,
-                restartedFromScratch: report.restarted_from_scratch,
-              },
-            }
-          : {}),
-        timeline: await failoverTimeline(cluster, newLeader.jobmasterId, kill),
-        lostWorkPerSlotMs: Math.round(lostWorkPerSlot(events, kill, o.taskmanagers * o.slots)),
-        reexecution,
-        notes: status.notes,
+      const deadline = Date.now() + Math.max(300_000, 10 * (baselineMs ?? 0));
+      const status = await waitForJobEnd(cluster, jobId, deadline, async (s) => {
+        if (
+          kill &&
+          o.standbyAt === 'recovered' &&
+          standby === 'none' &&
+          s.state === 'RUNNING' &&
+          Number(s.leader_epoch) > kill.epoch
+        ) {
+          standby = (await cluster.startJobMaster()).id;
+        }
+      });
+      const events = (await cluster.taskEvents()).filter((e) => e.jobId === jobId);
+      const outputProblem =
+        status.state === 'FINISHED' ? await checkOutput(output, o) : `job ${status.state}: ${status.failure}`;
+      const result: ScenarioResult = {
+        scenario,
+        jobId,
+        ...jobFigures(status, events, submittedAt),
+        restarts: status.restarts,
+        outputOk: outputProblem === undefined,
+        ...(outputProblem ? { outputProblem } : {}),
+        loadBefore,
+        loadAfter: load1(),
       };
-    }
-    ok = result.outputOk;
-    return result;
-  } finally {
-    await cluster.stop();
-    if (ok && !o.keep) await rm(workdir, { recursive: true, force: true });
-    else console.log(`  (keeping ${workdir})`);
-  }
+      if (kill && newLeader) {
+        let durable: Map<string, number> | undefined;
+        if (haCopy) {
+          const { graph } = await new FileJobGraphStore(cluster.haDir).getJob(jobId);
+          durable = await durableFinished(haCopy, graph);
+        }
+        const reexecution = analyseReexecution(events, kill, durable);
+        const firstRedeploy = events.find((e) => e.event === 'task.deploy' && ofNewLeader(e, kill));
+        const report: RecoveryReport__Output | undefined = status.recoveries[status.recoveries.length - 1];
+        result.kill = {
+          ...killFigures(kill, newLeader, submittedAt, Math.round(o.killAt * (baselineMs ?? 0))),
+          firstRedeployMs: firstRedeploy ? firstRedeploy.time - kill.killedAtMs : NaN,
+          standby,
+          ...(report
+            ? {
+                recovery: {
+                  replayMs: Number(report.replay_ms),
+                  reconcileMs: Number(report.reconnect_wait_ms),
+                  recoveryMs: Number(report.finished_at_ms) - Number(report.started_at_ms),
+                  electedToRecoveryStartMs: Number(report.started_at_ms) - Number(report.elected_at_ms),
+                  killToRunningMs: Number(report.finished_at_ms) - kill.killedAtMs,
+                  eventsReplayed: report.events_replayed,
+                  executionsRecovered: report.executions_recovered,
+                  executionsReset: report.executions_reset,
+                  partitionsReused: report.partitions_reused,
+                  partitionsReleased: report.partitions_released,
+                  partitionsMissing: report.partitions_missing,
+                  restartedFromScratch: report.restarted_from_scratch,
+                },
+              }
+            : {}),
+          timeline: await failoverTimeline(cluster, newLeader.jobmasterId, kill),
+          lostWorkPerSlotMs: Math.round(lostWorkPerSlot(events, kill, o.taskmanagers * o.slots)),
+          reexecution,
+          notes: status.notes,
+        };
+      }
+      return result;
+    },
+    (result) => result.outputOk,
+  );
 }
 
 interface RunTriple {
@@ -542,9 +405,6 @@ interface RunTriple {
   extraOnEstimateMet: boolean;
   noDurableRerunMet: boolean;
 }
-
-const fmt = (ms: number): string => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : '-');
-const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 
 function printTriple(t: RunTriple, i: number): void {
   const row = (r: ScenarioResult): Record<string, string | number> => ({
@@ -580,11 +440,6 @@ function printTriple(t: RunTriple, i: number): void {
       `(from the logs: kill → redeploy + lost work/slot = ${fmt(t.extraOnEstimateMs)}: ${t.extraOnEstimateMet ? 'met' : 'MISSED'}); ` +
       `durable finished tasks re-executed: ${t.recoveryOn.kill?.reexecution.reexecutedDurable.length ?? '?'} (${t.noDurableRerunMet ? 'met' : 'MISSED'})`,
   );
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)]!;
 }
 
 async function main(): Promise<void> {
