@@ -54,7 +54,8 @@ import {
 } from './failover-run.js';
 import { fmt, median, pct } from './figures.js';
 import { analyseReexecution, lostWorkPerSlot, ofNewLeader, type Reexecution } from './reexecution.js';
-import { printReplayResult, runReplayBench, type ReplayBenchResult } from './replay.js';
+import type { ReplayBenchResult } from './replay-bench-result.js';
+import { printReplayResult, runReplayBench } from './replay.js';
 import { LoadSampler, judge, type LoadRecord } from '../load.js';
 
 const JOB_FILE = join(ROOT, 'bench/recovery/job.ts');
