@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { buildJob, loadJobModule } from '@rebound/api';
 import { runLocally } from '@rebound/api/testing';
 import { customer, lineItem, order } from '@rebound/example-support';
-import { joinExpected, q1Expected, writeRowsCsv } from './oracles.js';
+import { joinExpected, q1Expected, range, writeRowsCsv } from './oracles.js';
 
 const examples = import.meta.dirname;
 
@@ -15,8 +15,6 @@ async function run(example: string, args: string[]): Promise<string[]> {
   expect([...out.keys()]).toEqual(['/out']);
   return out.get('/out')!.sort();
 }
-
-const range = <T>(n: number, fn: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => fn(i));
 
 let dir: string;
 beforeAll(() => {

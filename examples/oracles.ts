@@ -52,6 +52,9 @@ export async function topWordsExpected(path: string, n: number): Promise<string[
   return rows.map((r) => `${r.w}\t${r.c}`);
 }
 
+/** fn(0) .. fn(n - 1): the generated rows of a test, for writeRowsCsv. */
+export const range = <T>(n: number, fn: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => fn(i));
+
 /**
  * Generated rows (tpch-q1's line items, join's orders and customers) as a CSV file with a header,
  * so that DuckDB reads the very rows the job generates. Values are numbers or words without commas.

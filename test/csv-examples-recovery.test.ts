@@ -7,6 +7,7 @@ import {
   joinExpected,
   q1Expected,
   q3Expected,
+  range,
   topWordsExpected,
   writeRowsCsv,
 } from '../examples/oracles.js';
@@ -130,8 +131,6 @@ describe('the examples survive a leader kill mid-stage', () => {
     const header = 'l_orderkey,revenue,o_orderdate,o_shippriority';
     expect(withoutHeaders(await readSinkLines(out), header)).toEqual(await q3Expected(tables, 10));
   });
-
-  const range = <T>(n: number, fn: (i: number) => T): T[] => Array.from({ length: n }, (_, i) => fn(i));
 
   it('tpch-q1 (generated rows)', async () => {
     const [rows, seed] = [2000, 17];

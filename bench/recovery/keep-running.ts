@@ -27,7 +27,8 @@ import { ensureCorpus } from '../throughput/corpus.js';
 import { execOk, jsonLines } from '../throughput/cluster.js';
 import { FAST_FAILOVER_CONFIG, ROOT } from './cluster.js';
 import { readCounts } from '../throughput/verify.js';
-import { fmt, runFailoverJob, type FailoverResult } from './wordcount-failover.js';
+import { fmt } from './figures.js';
+import { runFailoverJob, type FailoverResult } from './wordcount-failover.js';
 import { LoadSampler, judge, verdictText, type LoadRecord } from '../load.js';
 
 const MB = 1024 * 1024;

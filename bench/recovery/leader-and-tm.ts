@@ -23,7 +23,8 @@ import { ensureCorpus } from '../throughput/corpus.js';
 import { execOk } from '../throughput/cluster.js';
 import { FAST_FAILOVER_CONFIG, ROOT } from './cluster.js';
 import { readCounts } from '../throughput/verify.js';
-import { fmt, runFailoverJob, type FailoverResult } from './wordcount-failover.js';
+import { fmt } from './figures.js';
+import { runFailoverJob, type FailoverResult } from './wordcount-failover.js';
 
 const MB = 1024 * 1024;
 

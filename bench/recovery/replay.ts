@@ -29,111 +29,23 @@
  * The parts are also timed one by one outside the JobMaster (read+decode only, apply only,
  * graph only, coordinator restore only, reconciliation bookkeeping only) to show where time goes.
  */
-import { spawn } from 'node:child_process';
 import { judge, verdictText, type LoadRecord } from '../load.js';
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { buildJob, defineJob, type SourceSplit, type Transformation } from '@rebound/api';
-import {
-  Configuration,
-  createLogger,
-  decodeMessage,
-  encodeMessage,
-  newJobId,
-  partitionKey,
-  silentLogger,
-  type Clock,
-  type JobGraph__Output,
-  type PartitionWithMetrics__Output,
-  type RecoveryReport,
-} from '@rebound/core';
-import { FileSystemJobEventStore, JobEventManager, type JobEventRecord } from '@rebound/event-store';
-import {
-  ExecutionGraph,
-  JobEventRecorder,
-  JobMaster,
-  OperatorCoordinators,
-  PartitionReconciliation,
-  ReplayedJobState,
-  SourceCoordinator,
-  TaskManagerRegistry,
-  decideVertexParallelismAndInputs,
-  taskManagerHolder,
-  type PartitionWithMetrics,
-  type RegisteredTaskManager,
-} from '@rebound/jobmaster';
+import { createLogger, type RecoveryReport } from '@rebound/core';
+import { JobEventManager } from '@rebound/event-store';
+import { JobMaster, TaskManagerRegistry } from '@rebound/jobmaster';
+import { eventStoreOf } from './event-log.js';
+import { median } from './figures.js';
+import { startFakeTaskManagers, type FakeTaskManager } from './fake-taskmanager-processes.js';
+import type { Measurement, RecoveryTiming, ReplayBenchOptions, ReplayBenchResult } from './replay-bench-result.js';
+import { fineClock, writeFixture, type Fixture } from './replay-fixture.js';
+import { timeParts } from './replay-parts.js';
 
-export interface ReplayBenchOptions {
-  readonly executions: number;
-  readonly runs: number;
-  /** 0: the consumer's parallelism is decided adaptively (producers write max-parallelism subpartitions). */
-  readonly consumerParallelism: number;
-  readonly taskManagers: number;
-  /** Partitions each TaskManager holds that no recovered execution owns (released by reconciliation). */
-  readonly stalePerTaskManager: number;
-  /** Write a .cpuprofile of each recovery (JobMaster.start(true) only) into this directory. */
-  readonly profileDir?: string;
-}
-
-export interface RecoveryTiming {
-  /** JobMaster.start(true), end to end (store start, replay, apply, reconcile, first schedule). */
-  readonly totalMs: number;
-  /** CPU time of this process (the JobMaster) during start(true): robust to other load on the machine. */
-  readonly cpuMs: number;
-  /** From the recovery report: JobEventManager.replay (read, decode, ReplayedJobState.apply). */
-  readonly replayMs: number;
-  /** applyReplay: graph, finished executions, coordinator restore (report: between replay and reconcile). */
-  readonly applyMs: number;
-  /** reconcilePartitions: asking the TaskManagers, matching, releasing stale partitions. */
-  readonly reconcileMs: number;
-  /** The recovery report's started → finished. */
-  readonly recoveryMs: number;
-  readonly eventsReplayed: number;
-  readonly executionsRecovered: number;
-  readonly partitionsReused: number;
-  readonly partitionsReleased: number;
-  readonly partitionsMissing: number;
-}
-
-export interface PartTimings {
-  /** JobEventManager.replay with a no-op handler: file reads, CRC checks, decoding. */
-  readonly readDecodeMs: number;
-  /** ReplayedJobState.apply over the decoded records. */
-  readonly replayedStateApplyMs: number;
-  /** ExecutionGraph.initializeVertex + markFinished for every finished execution + attempts. */
-  readonly graphMs: number;
-  /** SourceCoordinator.restore with N increments and the newest snapshot (JSON parsing included). */
-  readonly coordinatorRestoreMs: number;
-  /** Building the needed/recovered maps and PartitionReconciliation.add/allNeededReported for N partitions. */
-  readonly reconcileBookkeepingMs: number;
-  /** GetAndRetainPartitionsWithMetrics of all TaskManagers, as the JobMaster calls it (parallel). */
-  readonly partitionRpcMs: number;
-}
-
-export interface ReplayBenchResult {
-  readonly executions: number;
-  readonly events: number;
-  readonly logBytes: number;
-  readonly logFiles: number;
-  readonly snapshots: number;
-  readonly subpartitionsPerPartition: number;
-  readonly consumerParallelism: number;
-  readonly writeMs: number;
-  /** First recovery in this process (replay code not yet optimized by the JIT, as in a fresh leader). */
-  readonly cold: RecoveryTiming;
-  /** Median over the other runs. */
-  readonly warm: RecoveryTiming;
-  readonly runs: readonly RecoveryTiming[];
-  readonly parts: PartTimings;
-  readonly targetMs: number;
-}
-
-const SOURCE_OP = 'op-1';
-const SOURCE_VERTEX = `v-${SOURCE_OP}`;
 const TARGET_MS = 1000;
 
 /** Samples this process with the inspector's Profiler while `fn` runs; writes `<dir>/<name>.cpuprofile`. */
@@ -154,201 +66,6 @@ async function profiled<T>(dir: string | undefined, name: string, fn: () => Prom
     await writeFile(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
     session.disconnect();
   }
-}
-
-/** Sub-millisecond wall clock, so the recovery report's parts are exact. */
-const fineClock: Clock = { now: () => performance.timeOrigin + performance.now() };
-
-function jobDefinition(executions: number, consumerParallelism: number) {
-  return defineJob('replay-bench', (env) => {
-    const sum = env
-      .generateRows(executions, (i) => i, { splitSize: 1, parallelism: executions })
-      .map((i): [number, number] => [i % 1000, 1])
-      .keyBy((t) => t[0])
-      .sum(1);
-    if (consumerParallelism > 0) sum.setParallelism(consumerParallelism);
-    sum.writeAsText(join(tmpdir(), 'rebound-replay-bench-out'));
-  });
-}
-
-interface Fixture {
-  readonly haDir: string;
-  readonly graph: JobGraph__Output;
-  readonly operators: ReadonlyMap<string, Transformation>;
-  readonly config: Configuration;
-  readonly events: number;
-  readonly logBytes: number;
-  readonly logFiles: number;
-  readonly subpartitions: number;
-  readonly consumerParallelism: number;
-  readonly writeMs: number;
-}
-
-/** Epoch of the leader that ran the job first (and deployed every finished attempt). */
-const FIRST_LEADER_EPOCH = 1;
-
-/** Writes the first JobMaster's event log: every source subtask finished, the consumer initialized. */
-async function writeFixture(opts: ReplayBenchOptions, baseDir: string): Promise<Fixture> {
-  const built = await buildJob(jobDefinition(opts.executions, opts.consumerParallelism), []);
-  const jobId = newJobId();
-  // Long timeouts: on a loaded machine the partition RPCs take seconds, and the point is to measure how many.
-  const jobConfig = {
-    'execution.batch.job-recovery.enabled': 'true',
-    'execution.batch.job-recovery.previous-worker.recovery.timeout': '120 s',
-    'rpc.timeout': '120 s',
-  };
-  // As the JobGraphStore hands it to a new leader: decoded from its binary form.
-  const graph = decodeMessage<JobGraph__Output>(
-    'JobGraph',
-    encodeMessage('JobGraph', { ...built.graph, job_id: jobId, config: jobConfig, submitted_at_ms: Date.now() }),
-  );
-  const config = Configuration.of({}).with(jobConfig);
-  const haDir = await mkdtemp(join(baseDir, 'rebound-replay-bench-'));
-
-  // Simulated time of the first run: a task finishes every 20 ms, so the default 3 min
-  // snapshot pause lets a full snapshot out every 9,000 events, as it would in a real run.
-  let simNow = 1_800_000_000_000;
-  const simClock: Clock = { now: () => simNow };
-  const store = new FileSystemJobEventStore({ haDir, jobId, epoch: 1, currentLeaderEpoch: () => 1, config });
-  const events = new JobEventManager(store, simClock);
-  await events.start();
-  const executionGraph = new ExecutionGraph(graph);
-  const coordinators = new OperatorCoordinators({
-    operators: built.operators,
-    logger: silentLogger(),
-    onFailure: (reason) => {
-      throw new Error(reason);
-    },
-  });
-  const recorder = new JobEventRecorder({
-    jobId: graph.job_id,
-    events,
-    coordinators,
-    snapshotMinPauseMs: config.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),
-    clock: simClock,
-    logger: silentLogger(),
-  });
-  executionGraph.addListener(recorder);
-
-  const source = executionGraph.vertex(SOURCE_VERTEX);
-  const consumer = source.consumers[0]!;
-  const op = built.operators.get(SOURCE_OP);
-  if (!op || op.kind !== 'source') throw new Error('the bench job has no source op-1');
-  const coordinator = coordinators.createSource(source, opts.executions);
-  await coordinator.start();
-  const maxParallelism = config.getInt('execution.batch.adaptive.auto-parallelism.max-parallelism');
-  const subpartitions = executionGraph.numSubpartitionsFor(source, maxParallelism);
-
-  const t0 = performance.now();
-  executionGraph.initializeVertex(source, opts.executions, [], false);
-  const tms = Array.from({ length: opts.taskManagers }, (_, i) => ({
-    task_manager_id: `tm-${i + 1}`,
-    address: `127.0.0.1:${41_000 + i}`,
-  }));
-  for (const ev of source.vertices) {
-    const answer = coordinator.requestSplit(ev.subtask, ev.attempt);
-    if (!('split' in answer)) throw new Error(`subtask ${ev.subtask} got no split: ${JSON.stringify(answer)}`);
-    coordinator.subtaskFinished(ev.subtask, ev.attempt);
-    // Deployed by the first leader: its partition id (and the finished event) carry epoch 1.
-    ev.attemptEpoch = FIRST_LEADER_EPOCH;
-    simNow += 20;
-    const subpartitionBytes = Array.from(
-      { length: subpartitions },
-      (_, k) => 2_000 + ((ev.subtask * 7919 + k * 104_729) % 20_000),
-    );
-    const bytesOut = subpartitionBytes.reduce((a, b) => a + b, 0);
-    executionGraph.markFinished(
-      ev,
-      tms[ev.subtask % tms.length]!,
-      { records_in: 1, records_out: 1, bytes_in: 0, bytes_out: bytesOut, subpartition_bytes: subpartitionBytes },
-      simNow,
-    );
-    // As a JobMaster answers RPCs between finished tasks: the store's flush timer gets to run.
-    if (ev.subtask % 1000 === 999) await new Promise<void>((r) => setImmediate(r));
-  }
-  // The consumer is decided as a JobMaster decides it, from the bytes the sources reported.
-  const decided = decideVertexParallelismAndInputs(consumer, subpartitions, config);
-  executionGraph.initializeVertex(
-    consumer,
-    decided.parallelism,
-    consumer.jobVertex.inputs.map(() => decided.ranges),
-    consumer.jobVertex.parallelism === 0,
-  );
-  await events.stop(false);
-  const writeMs = performance.now() - t0;
-  await coordinator.close();
-  const stats = store.stats();
-  return {
-    haDir,
-    graph,
-    operators: built.operators,
-    config,
-    events: stats.eventsWritten,
-    logBytes: stats.bytesWritten,
-    logFiles: stats.filesCreated,
-    subpartitions,
-    consumerParallelism: decided.parallelism,
-    writeMs,
-  };
-}
-
-/** A fake TaskManager process (fake-taskmanager.ts) holding its share of the retained partitions. */
-interface FakeTaskManager {
-  readonly id: string;
-  readonly address: string;
-  close(): Promise<void>;
-}
-
-const FAKE_TM = join(dirname(fileURLToPath(import.meta.url)), 'fake-taskmanager.ts');
-
-async function startFakeTaskManager(id: string, args: readonly string[]): Promise<FakeTaskManager> {
-  const child = spawn(process.execPath, ['--import', 'tsx', FAKE_TM, ...args], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const port = await new Promise<number>((resolvePort, reject) => {
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      out += d;
-      const line = out.split('\n').find((l) => l.startsWith('{'));
-      if (line) resolvePort((JSON.parse(line) as { port: number }).port);
-    });
-    child.once('exit', (code) => reject(new Error(`fake TaskManager ${id} exited ${code} before serving: ${out}`)));
-  });
-  return {
-    id,
-    address: `127.0.0.1:${port}`,
-    close: async () => {
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
-}
-
-/** Every finished source subtask's partition, round-robin over the TaskManagers, plus stale ones no event names. */
-async function startFakeTaskManagers(f: Fixture, opts: ReplayBenchOptions): Promise<FakeTaskManager[]> {
-  return Promise.all(
-    Array.from({ length: opts.taskManagers }, (_, t) =>
-      startFakeTaskManager(`tm-${t + 1}`, [
-        '--job-id',
-        f.graph.job_id,
-        '--vertex-id',
-        SOURCE_VERTEX,
-        '--first',
-        String(t),
-        '--step',
-        String(opts.taskManagers),
-        '--count',
-        String(Math.ceil((opts.executions - t) / opts.taskManagers)),
-        '--subpartitions',
-        String(f.subpartitions),
-        '--stale',
-        String(opts.stalePerTaskManager),
-        '--epoch',
-        String(FIRST_LEADER_EPOCH),
-      ]),
-    ),
-  );
 }
 
 async function recoverOnce(
@@ -387,14 +104,7 @@ async function recoverOnce(
       session_id: `session-${tm.id}`,
     });
   const events = new JobEventManager(
-    new FileSystemJobEventStore({
-      haDir,
-      jobId: f.graph.job_id,
-      epoch,
-      currentLeaderEpoch: () => epoch,
-      config: f.config,
-      clock: fineClock,
-    }),
+    eventStoreOf(haDir, f.graph.job_id, epoch, { config: f.config, clock: fineClock }),
     fineClock,
   );
   const reports: RecoveryReport[] = [];
@@ -447,160 +157,6 @@ async function recoverOnce(
   };
 }
 
-/** The same steps one at a time, without the JobMaster around them. */
-async function timeParts(
-  f: Fixture,
-  fakes: readonly FakeTaskManager[],
-  baseDir: string,
-): Promise<{ parts: PartTimings; snapshots: number }> {
-  const haDir = await mkdtemp(join(baseDir, 'rebound-replay-parts-'));
-  await cp(f.haDir, haDir, { recursive: true });
-  const events = new JobEventManager(
-    new FileSystemJobEventStore({
-      haDir,
-      jobId: f.graph.job_id,
-      epoch: 99,
-      currentLeaderEpoch: () => 99,
-      config: f.config,
-    }),
-  );
-  await events.start();
-  const records: JobEventRecord[] = [];
-  let t = performance.now();
-  const result = await events.replay((r) => void records.push(r));
-  const readDecodeMs = performance.now() - t;
-  await events.stop(false);
-  await rm(haDir, { recursive: true, force: true });
-  if (!result.ok) throw new Error('replay failed');
-
-  const replayed = new ReplayedJobState(f.graph);
-  t = performance.now();
-  for (const r of records) replayed.apply(r);
-  const replayedStateApplyMs = performance.now() - t;
-
-  const graph = new ExecutionGraph(f.graph);
-  t = performance.now();
-  for (const ejv of graph.vertices) {
-    const init = replayed.initialized.get(ejv.id);
-    if (init)
-      graph.initializeVertex(
-        ejv,
-        init.parallelism,
-        init.inputs.map((i) => i.subtask_ranges.map((r) => ({ start: r.start, end: r.end }))),
-        ejv.jobVertex.parallelism === 0,
-      );
-  }
-  for (const e of replayed.finished.values()) {
-    const ev = graph.executionVertex(e.vertex_id, e.subtask)!;
-    ev.attempt = e.attempt;
-    // As JobMaster.applyReplay does: without it every id would carry epoch 0 and match nothing.
-    ev.attemptEpoch = e.attempt_epoch;
-    graph.markFinished(ev, e.location!, e.io_metrics!, e.finished_at_ms);
-  }
-  for (const ev of graph.allExecutionVertices())
-    if (ev.state !== 'FINISHED') ev.attempt = (replayed.maxAttempt.get(ev.key) ?? -1) + 1;
-  const graphMs = performance.now() - t;
-
-  const op = f.operators.get(SOURCE_OP);
-  if (!op || op.kind !== 'source') throw new Error('no source');
-  const coordinator = new SourceCoordinator(
-    op.id,
-    'source',
-    op.source,
-    f.graph.vertices[0]!.parallelism || replayed.initialized.get(SOURCE_VERTEX)!.parallelism,
-    silentLogger(),
-  );
-  t = performance.now();
-  const owned = new Map<number, SourceSplit[]>();
-  for (const e of replayed.finishedOf(SOURCE_VERTEX)) {
-    const inc = e.coordinator_increments.find((c) => c.operator_id === op.id);
-    owned.set(e.subtask, inc ? (JSON.parse(Buffer.from(inc.state).toString('utf8')) as SourceSplit[]) : []);
-  }
-  await coordinator.restore(
-    replayed.snapshots.get(op.id),
-    owned,
-    new Map(graph.vertex(SOURCE_VERTEX).vertices.map((ev) => [ev.subtask, ev.attempt])),
-  );
-  const coordinatorRestoreMs = performance.now() - t;
-  await coordinator.close();
-
-  // The partition RPCs exactly as reconcilePartitions makes them (all TaskManagers at once).
-  const registry = new TaskManagerRegistry(
-    99,
-    'jm-parts',
-    f.config,
-    { onTaskManagerRegistered: () => {}, onTaskManagerLost: () => {} },
-    silentLogger(),
-    fineClock,
-  );
-  const tms: RegisteredTaskManager[] = fakes.map((tm) => {
-    registry.register({
-      task_manager_id: tm.id,
-      address: tm.address,
-      slots: 0,
-      epoch: 99,
-      jobs_with_retained_partitions: [],
-      session_id: `session-${tm.id}`,
-    });
-    return registry.get(tm.id)!;
-  });
-  t = performance.now();
-  const reported = await Promise.all(
-    tms.map((tm) =>
-      registry
-        .call(tm, (c) => c.GetAndRetainPartitionsWithMetrics, { epoch: 99, job_id: f.graph.job_id })
-        .then((r) => ({ tm, partitions: r.partitions as PartitionWithMetrics__Output[] })),
-    ),
-  );
-  const partitionRpcMs = performance.now() - t;
-  registry.close();
-
-  t = performance.now();
-  const needed = new Map<string, string[]>();
-  const recovered = new Map<string, unknown>();
-  for (const ev of graph.allExecutionVertices()) {
-    if (ev.state !== 'FINISHED' || ev.jobVertex.consumers.length === 0) continue;
-    const key = partitionKey(ev.partitionId());
-    recovered.set(key, ev);
-    if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, [ev.location?.task_manager_id ?? '']);
-  }
-  const rec = new PartitionReconciliation(needed);
-  const all: PartitionWithMetrics[] = [];
-  for (const r of reported) {
-    const holder = taskManagerHolder(r.tm);
-    const reports = r.partitions.map((partition) => ({ holder, partition }));
-    all.push(...reports);
-    rec.add(reports);
-    rec.allNeededReported();
-  }
-  let matched = 0;
-  for (const r of all) {
-    const key = partitionKey(r.partition.partition_id!);
-    if (recovered.has(key) && rec.has(key)) matched++;
-  }
-  const reconcileBookkeepingMs = performance.now() - t;
-  if (matched !== replayed.finished.size) throw new Error(`only ${matched} partitions matched`);
-  const snapshots = records.filter(
-    (r) => r.type === 'ExecutionVertexFinished' && r.event.coordinator_snapshots.length > 0,
-  ).length;
-  return {
-    parts: {
-      readDecodeMs,
-      replayedStateApplyMs,
-      graphMs,
-      coordinatorRestoreMs,
-      reconcileBookkeepingMs,
-      partitionRpcMs,
-    },
-    snapshots,
-  };
-}
-
-function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.floor(s.length / 2)]!;
-}
-
 function medianTiming(runs: readonly RecoveryTiming[]): RecoveryTiming {
   const pick = (k: keyof RecoveryTiming): number => median(runs.map((r) => r[k]));
   return {
@@ -616,14 +172,6 @@ function medianTiming(runs: readonly RecoveryTiming[]): RecoveryTiming {
     partitionsReleased: pick('partitionsReleased'),
     partitionsMissing: pick('partitionsMissing'),
   };
-}
-
-interface Measurement {
-  /** First recovery in this process (replay code not yet optimized by the JIT, as in a fresh leader). */
-  readonly cold: RecoveryTiming;
-  /** Median over the other runs. */
-  readonly warm: RecoveryTiming;
-  readonly runs: readonly RecoveryTiming[];
 }
 
 async function measure(

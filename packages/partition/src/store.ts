@@ -1,4 +1,4 @@
-import { mkdir, open, readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rm, rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   packSubpartitionBytes,
@@ -14,7 +14,6 @@ import {
 import { LocalFileSink, type FinishedPartition } from './block-sink.js';
 import {
   DATA_FILE,
-  INDEX_FILE,
   jobPartitionsDir,
   keyOf,
   normalizePartitionId,
@@ -22,8 +21,8 @@ import {
   partitionsRoot,
   type PartitionIdLike,
 } from './format.js';
-import { finishedPartitionOf, parseIndexFile } from './index-file.js';
 import { readSubpartitionBlocks, type SubpartitionReadOptions } from './reader.js';
+import { retainFinishedPartitions } from './retained-partitions.js';
 import { ResultPartitionWriter } from './writer.js';
 
 export const DEFAULT_BLOCK_SIZE = 32 * 1024;
@@ -115,7 +114,7 @@ export class PartitionStore {
     const root = partitionsRoot(store.dataDir);
     if (store.retainOnOpen) {
       await mkdir(root, { recursive: true });
-      await store.retainFinished(root);
+      await retainFinishedPartitions(root, store.dataDir, store.finished, store.logger);
       return store;
     }
     const leftovers = await readdir(root).catch(() => [] as string[]);
@@ -125,65 +124,6 @@ export class PartitionStore {
     await rm(root, { recursive: true, force: true });
     await mkdir(root, { recursive: true });
     return store;
-  }
-
-  /**
-   * Loads every finished partition under `root` whose index is whole and agrees with its data
-   * file; deletes everything else (unfinished partitions, a torn or foreign index, a truncated
-   * data file, stray files). The blocks' checksums are checked when they are read.
-   */
-  private async retainFinished(root: string): Promise<void> {
-    let kept = 0;
-    let dropped = 0;
-    const drop = async (path: string, reason: string): Promise<void> => {
-      dropped++;
-      this.logger.warn({ dir: path, reason }, 'deleting a partition left by an earlier process');
-      await rm(path, { recursive: true, force: true });
-    };
-    for (const job of await readdir(root, { withFileTypes: true })) {
-      const jobDir = join(root, job.name);
-      if (!job.isDirectory()) {
-        await drop(jobDir, 'not a job directory');
-        continue;
-      }
-      for (const entry of await readdir(jobDir, { withFileTypes: true })) {
-        const dir = join(jobDir, entry.name);
-        const reason = entry.isDirectory() ? await this.loadFinished(dir) : 'not a partition directory';
-        if (reason === undefined) kept++;
-        else await drop(dir, reason);
-      }
-      await rmdir(jobDir).catch(() => {}); // only when nothing of the job was kept
-    }
-    this.logger.info(
-      { dir: root, kept, dropped, jobs: this.jobsWithPartitions().length },
-      'kept the finished partitions of an earlier process',
-    );
-  }
-
-  /** Registers the finished partition in `dir`; returns why it cannot be kept otherwise. */
-  private async loadFinished(dir: string): Promise<string | undefined> {
-    let text: string;
-    try {
-      text = await readFile(join(dir, INDEX_FILE), 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'unfinished: it has no index';
-      return `its index cannot be read: ${errorMessage(err)}`;
-    }
-    let p: FinishedPartition;
-    try {
-      const index = parseIndexFile(text, 'its index');
-      const expected = partitionDir(this.dataDir, index.partitionId);
-      if (expected !== dir)
-        return `its index names partition ${keyOf(index.partitionId)}, whose directory is ${expected}`;
-      const size = (await stat(join(dir, DATA_FILE))).size;
-      if (size !== index.dataBytes) return `its data file has ${size} bytes, but the index says ${index.dataBytes}`;
-      p = finishedPartitionOf(index, dir);
-    } catch (err) {
-      return errorMessage(err);
-    }
-    if (this.finished.has(p.key)) return `partition ${p.key} is already loaded`;
-    this.finished.set(p.key, p);
-    return undefined;
   }
 
   /**

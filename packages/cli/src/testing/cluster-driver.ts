@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import {
   ClusterSecurity,
@@ -11,20 +9,9 @@ import {
 import type { LeaderInfo } from '@rebound/ha';
 import { ClusterClient, clientOptionsFrom } from '../client.js';
 import { clientConfiguration, withHaServices } from '../cluster-target.js';
-import {
-  ClusterPaths,
-  parseClusterFile,
-  readClusterFile,
-  tryReadClusterFile,
-  upsertProcess,
-  withClusterFileLock,
-  writeClusterFile,
-  type ClusterFile,
-  type ClusterProcess,
-} from '../cluster-file.js';
+import { ClusterPaths, readClusterFile, type ClusterProcess } from '../cluster-file.js';
 import { jobStatusToJson, type JobStatusJson } from '../job-view.js';
 import type { KillLeaderReport } from '../local/kill-leader.js';
-import { spawnDaemon, waitForReady } from '../local-spawn.js';
 import { isProcessAlive, signalProcess } from '../processes.js';
 import {
   REPO_ROOT,
@@ -35,19 +22,18 @@ import {
   type CliRunner,
   type RunOptions,
 } from './run-cli.js';
-import { parseTaskEvents, type TaskEvent } from './task-events.js';
 import { TerminalStateError, waitFor, type WaitOptions } from './wait.js';
 
 import {
   ClusterDriverError,
   type ClusterDriverOptions,
   type ClusterUpOptions,
-  type DaemonOptions,
   type StartJobMasterOptions,
   type StartTaskManagerOptions,
   type SubmitOptions,
   type SubmitResult,
 } from './cluster-driver-options.js';
+import { ClusterProcesses } from './cluster-processes.js';
 import { track, untrack } from './live-clusters.js';
 
 const CLIENT_COMMANDS = new Set(['submit', 'list', 'status', 'cancel', 'watch', 'events']);
@@ -56,13 +42,11 @@ const TARGET_FLAGS = ['--cluster', '--ha-dir', '--address', '--workdir'];
 /**
  * The one driver of a cluster of real processes in a work directory with the layout of `rebound
  * local` (cluster.json, secret, logs/, data/, ha/), for the integration tests, the netns tests,
- * the chaos harness and the benchmarks: runs the CLI against it, starts, signals and stops its
- * daemons, reads cluster.json through the product's reader (and writes it, for daemons it starts
- * itself, through the product's atomic writer under its lock), and asks the leader in-process.
+ * the chaos harness and the benchmarks: runs the CLI against it, starts and stops its daemons,
+ * and asks the leader in-process. Reading, signalling and starting single daemons is
+ * ClusterProcesses'.
  */
-export class ClusterDriver {
-  readonly workdir: string;
-  readonly haDir: string;
+export class ClusterDriver extends ClusterProcesses {
   protected readonly cli: CliRunner;
   private client: ClusterClient | undefined;
   private stopped = false;
@@ -71,8 +55,7 @@ export class ClusterDriver {
     workdir: string,
     private readonly options: ClusterDriverOptions = {},
   ) {
-    this.workdir = resolve(workdir);
-    this.haDir = ClusterPaths.haDir(this.workdir);
+    super(workdir);
     this.cli = options.cli ?? runRebound;
   }
 
@@ -226,57 +209,6 @@ export class ClusterDriver {
     return withHaServices(await this.target(), (ha) => ha.getLeader());
   }
 
-  async processes(): Promise<readonly ClusterProcess[]> {
-    return (await readClusterFile(this.workdir)).processes;
-  }
-
-  async process(id: string): Promise<ClusterProcess> {
-    const p = (await this.processes()).find((x) => x.id === id);
-    if (!p) throw new ClusterDriverError(`no process ${id} in ${ClusterPaths.file(this.workdir)}`);
-    return p;
-  }
-
-  async jobMasterIds(): Promise<string[]> {
-    return (await this.processes()).filter((p) => p.role === 'jobmaster').map((p) => p.id);
-  }
-
-  async isAlive(processId: string): Promise<boolean> {
-    const p = await this.process(processId);
-    return isProcessAlive(p.pid, p.id);
-  }
-
-  /**
-   * Sends `signal` to a daemon of the cluster; false if it was not running. For SIGKILL and
-   * SIGTERM, waits until it is gone.
-   */
-  async signal(processId: string, signal: NodeJS.Signals, opts: WaitOptions = {}): Promise<boolean> {
-    return this.signalProcess(await this.process(processId), signal, opts);
-  }
-
-  /** signal() to a process record already read (nothing between the caller's clock and the kill). */
-  async signalProcess(p: ClusterProcess, signal: NodeJS.Signals, opts: WaitOptions = {}): Promise<boolean> {
-    // Never signal a recycled pid: it must still be the daemon started with this id.
-    if (!isProcessAlive(p.pid, p.id) || !signalProcess(p.pid, signal)) return false;
-    if (signal === 'SIGKILL' || signal === 'SIGTERM') {
-      await waitFor(
-        () => !isProcessAlive(p.pid, p.id),
-        30_000,
-        `${p.id} (pid ${p.pid}) to exit after ${signal}`,
-        // Often: callers time what follows the kill.
-        { intervalMs: 10, ...opts },
-      );
-    }
-    return true;
-  }
-
-  /** signal(), but a daemon that is not running is an error. */
-  async kill(processId: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<ClusterProcess> {
-    const p = await this.process(processId);
-    if (!(await this.signal(processId, signal)))
-      throw new ClusterDriverError(`cannot send ${signal} to ${processId} (pid ${p.pid}): not running`);
-    return p;
-  }
-
   /**
    * SIGKILLs the leading JobMaster through `rebound local kill-leader`. Returns once it is dead
    * (`--no-wait`): tests look at what happens while nobody leads. `waitMs` waits for the takeover.
@@ -321,63 +253,6 @@ export class ClusterDriver {
     ]);
   }
 
-  /**
-   * Starts a daemon the way `rebound local` does, but through `launcher` (a host of its own),
-   * and records it in cluster.json (`base` when there is none yet) under the product's lock.
-   */
-  async startDaemon(d: DaemonOptions, base: Omit<ClusterFile, 'processes'>): Promise<ClusterProcess> {
-    const spawned = spawnDaemon({
-      workdir: this.workdir,
-      role: d.role,
-      id: d.id,
-      haDir: this.haDir,
-      config: d.config,
-      ...(d.slots !== undefined ? { slots: d.slots } : {}),
-      ...(d.launcher ? { launcher: d.launcher } : {}),
-    });
-    track(this);
-    const proc = await waitForReady(spawned, d.deadline);
-    await withClusterFileLock(this.workdir, async () => {
-      const file = (await tryReadClusterFile(this.workdir)) ?? { ...base, processes: [] };
-      await writeClusterFile(this.workdir, upsertProcess(file, proc));
-    });
-    return proc;
-  }
-
-  /** Task lifecycle events from the TaskManager logs (all TaskManagers when `tmId` is omitted). */
-  async taskEvents(tmId?: string): Promise<TaskEvent[]> {
-    const tms = (await this.processes()).filter(
-      (p) => p.role === 'taskmanager' && (tmId === undefined || p.id === tmId),
-    );
-    if (tmId !== undefined && tms.length === 0)
-      throw new ClusterDriverError(`no TaskManager ${tmId} in ${this.workdir}`);
-    const all = await Promise.all(tms.map(async (p) => parseTaskEvents(await this.readLog(p.logFile), p.id)));
-    return all.flat().sort((a, b) => a.time - b.time);
-  }
-
-  /** The log of a process (pino JSON lines plus anything it wrote to stderr). */
-  log(processId: string): Promise<string> {
-    return this.readLog(ClusterPaths.logFile(this.workdir, processId));
-  }
-
-  private readLog(path: string): Promise<string> {
-    return readFile(path, 'utf8').catch(() => '');
-  }
-
-  /** The pino lines of a process's log (JSON objects; other lines and lines cut by a SIGKILL skipped). */
-  async logLines(processId: string): Promise<Record<string, unknown>[]> {
-    const out: Record<string, unknown>[] = [];
-    for (const line of (await this.log(processId)).split('\n')) {
-      if (!line.startsWith('{')) continue;
-      try {
-        out.push(JSON.parse(line) as Record<string, unknown>);
-      } catch {
-        // A line cut by a SIGKILL.
-      }
-    }
-    return out;
-  }
-
   /** What a process of this cluster authenticates with (the secret in the work directory), for raw gRPC clients. */
   security(): ClusterSecurity {
     return ClusterSecurity.of(Configuration.of({ 'security.auth.token-file': ClusterPaths.secret(this.workdir) }));
@@ -400,21 +275,6 @@ export class ClusterDriver {
     );
     if (r.code !== 0) this.killAllSync();
     untrack(this);
-  }
-
-  private processesSync(): readonly ClusterProcess[] {
-    const path = ClusterPaths.file(this.workdir);
-    try {
-      return parseClusterFile(readFileSync(path, 'utf8'), path).processes;
-    } catch {
-      // No cluster.json: nothing was started.
-      return [];
-    }
-  }
-
-  /** SIGKILLs every process of the cluster, synchronously (exit hooks, a failed stop). */
-  killAllSync(): void {
-    for (const p of this.processesSync()) if (isProcessAlive(p.pid, p.id)) signalProcess(p.pid, 'SIGKILL');
   }
 }
 
