@@ -35,7 +35,8 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           // The tests start bin/rebound.js, which runs the build in packages/cli/dist.
           globalSetup: ['test/build-dist.ts'],
-          exclude: [...configDefaults.exclude, 'test/etcd/**'],
+          // test/chaos runs under `npm run test:chaos` (its own command in .ci/run).
+          exclude: [...configDefaults.exclude, 'test/etcd/**', 'test/chaos/**'],
           testTimeout: 120_000,
           // Above `local up --timeout` (60 s, test/harness.ts) plus the CLI's own start-up: a slow
           // start fails with local up's message naming the daemon, not a bare hook timeout.

@@ -99,7 +99,7 @@ describe('planRun', () => {
       const p = planRun(seed);
       expect(p).toEqual({ ...planRun(seed, { pool: FAULT_KINDS.slice(0, 13) }), ha: 'file', partitions: false });
     }
-    // A recorded plan: seed 277 with three faults (test/chaos.test.ts).
+    // A recorded plan: seed 277 with three faults (test/chaos/chaos.test.ts).
     expect(
       planRun(277, {
         pool: ['leader-kill', 'tm-kill-leaderless', 'partition-delete'],

@@ -7,6 +7,7 @@ export * from './proto.js';
 export * from './grpc.js';
 export * from './health.js';
 export * from './lifecycle.js';
+export * from './heartbeat-timeouts.js';
 export * from './atomic-file.js';
 export * from './subpartition-bytes.js';
 export * from './types.js';

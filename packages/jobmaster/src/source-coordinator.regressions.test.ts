@@ -119,6 +119,38 @@ describe('SourceCoordinator regressions', () => {
     );
   });
 
+  /*
+   * jobmasters-pause on remote shuffle (chaos seed 40): the old leader woke first, took every
+   * shuffle worker for lost (its own pause counted as their silence), reset the finished readers,
+   * gave their consumed splits back to its enumerator and deployed new readers with them, before
+   * it learned that it no longer led. The new leader's log still had those subtasks finished; it
+   * adopted the new readers and the job counted words twice. Such a reader must not be adopted.
+   */
+  it('jobmasters-pause: a kept reader that holds a split a finished subtask consumed is not adopted', async () => {
+    const first = await coordinator(SPLITS);
+    const one = (subtask: number): SourceSplit => {
+      const a = first.requestSplit(subtask, 0);
+      if (!('split' in a)) throw new Error('no split');
+      return a.split;
+    };
+    const [s0, s1, s5] = [one(0), one(1), one(5)];
+    const finished = new Map<number, SourceSplit[]>([
+      [0, [s0]],
+      [1, [s1]],
+    ]);
+    const attempts = new Map(Array.from({ length: SPLITS }, (_, i) => [i, 0]));
+
+    const second = await coordinator(SPLITS);
+    await second.restore(undefined, finished, attempts);
+    expect(second.canAdoptReader([s0])).toBe(false);
+    expect(second.canAdoptReader([s5, s1])).toBe(false);
+    expect(second.canAdoptReader([s5])).toBe(true);
+    expect(second.canAdoptReader([])).toBe(true);
+    // Once a reader is adopted with a split, another reader holding it is not.
+    second.adoptReader(5, 1, [s5]);
+    expect(second.canAdoptReader([s5])).toBe(false);
+  });
+
   /** The same claim as the restore property in source-coordinator.test.ts, with resets and finishes after the restore. */
   it('jobmasters-pause: after a restore, any finishes and resets still hand out every unconsumed split exactly once', async () => {
     const op = fc.oneof(

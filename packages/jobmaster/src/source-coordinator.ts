@@ -214,6 +214,17 @@ export class SourceCoordinator implements OperatorCoordinator {
     }
   }
 
+  /**
+   * Whether a reader that kept running through the failover can be adopted holding `splits`: not
+   * when a finished subtask (or a reader adopted before it) consumed one of them. A deposed leader
+   * that reset finished work before it learned it no longer led can have handed such a split out
+   * again (chaos seed 40, remote shuffle, jobmasters-pause); adopting its reader would read the
+   * split twice. Canceled instead, the reader's splits go to readers this leader deploys.
+   */
+  canAdoptReader(splits: readonly SourceSplit[]): boolean {
+    return splits.every((s) => !this.consumed.has(s.id));
+  }
+
   /** Aligns a subtask's expected attempt (after recovery reset its attempts). */
   setAttempt(subtask: number, attempt: number): void {
     this.subtaskState(subtask).attempt = attempt;

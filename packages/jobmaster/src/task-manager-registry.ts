@@ -1,6 +1,7 @@
 import {
   CHANNEL_OPTIONS,
   ClusterSecurity,
+  HeartbeatTimeouts,
   PeriodicTask,
   PermissionDeniedError,
   errorMessage,
@@ -48,6 +49,7 @@ export interface TaskManagerRegistryListener {
 export class TaskManagerRegistry {
   private readonly tms = new Map<string, RegisteredTaskManager>();
   private readonly monitor: PeriodicTask;
+  private readonly timeouts: HeartbeatTimeouts;
   private readonly heartbeatIntervalMs: number;
   private readonly heartbeatTimeoutMs: number;
   readonly rpcTimeoutMs: number;
@@ -65,9 +67,14 @@ export class TaskManagerRegistry {
     this.heartbeatTimeoutMs = config.getDurationMs('heartbeat.timeout');
     this.rpcTimeoutMs = config.getDurationMs('rpc.timeout');
     this.security = ClusterSecurity.of(config);
-    this.monitor = new PeriodicTask(Math.max(20, Math.min(this.heartbeatIntervalMs, this.heartbeatTimeoutMs / 4)), () =>
-      this.checkHeartbeats(),
-    );
+    const checkIntervalMs = Math.max(20, Math.min(this.heartbeatIntervalMs, this.heartbeatTimeoutMs / 4));
+    this.timeouts = new HeartbeatTimeouts({
+      timeoutMs: this.heartbeatTimeoutMs,
+      checkIntervalMs,
+      clock: this.clock,
+      logger: this.logger,
+    });
+    this.monitor = new PeriodicTask(checkIntervalMs, () => this.checkHeartbeats());
   }
 
   start(): void {
@@ -177,12 +184,8 @@ export class TaskManagerRegistry {
   }
 
   private checkHeartbeats(): void {
-    const now = this.clock.now();
-    for (const tm of [...this.tms.values()]) {
-      if (now - tm.lastHeartbeatMs > this.heartbeatTimeoutMs) {
-        this.remove(tm.id, `no heartbeat for ${now - tm.lastHeartbeatMs} ms`);
-      }
-    }
+    for (const { peer, silentMs } of this.timeouts.expired(this.tms.values()))
+      this.remove(peer.id, `no heartbeat for ${silentMs} ms`);
   }
 
   /** Forgets a TaskManager and fails over what ran on it (all of it unless `keptPartitionsOf`). */

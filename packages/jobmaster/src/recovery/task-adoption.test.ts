@@ -195,6 +195,22 @@ describe('adopting tasks kept through a JobMaster failover', () => {
     for (const s of [0, 1, 2, 3]) expect(rerun.has(s)).toBe(!kept.has(s));
   });
 
+  /*
+   * Chaos seed 40 (remote shuffle, jobmasters-pause): a deposed leader handed a finished
+   * subtask's split to a new reader before it learned it no longer led. The next leader's log has
+   * that subtask finished: the reader is canceled, not adopted, and nothing is read twice.
+   */
+  it('does not adopt a kept reader holding a split a finished subtask consumed', async () => {
+    const first = await firstLeader();
+    const stolen = held(first.subs[1]!, 'RUNNING', [JSON.stringify({ id: first.finishedId })]);
+    const reports = [first.held[0]!, stolen, first.held[2]!];
+    const l2 = await leaders!.elect({ config: KEEP, held: new Map([['tm-1', reports]]) });
+    expect(l2.recoveries.at(-1)).toMatchObject({ running_tasks_adopted: 1, finished_tasks_reported: 1 });
+    expect(l2.gateway.canceled).toEqual([`${SOURCE}#1@0e1`]);
+    await until(() => l2.gateway.of(SOURCE).length === 1, 'leader 2 to deploy subtask 1 again');
+    expect(l2.gateway.of(SOURCE)[0]!.tdd.execution!.subtask).toBe(1);
+  });
+
   it('a late report of an attempt of another leader is fenced by its deploying epoch', async () => {
     const first = await firstLeader();
     const l2 = await leaders!.elect({ config: KEEP, held: new Map([['tm-1', first.held]]) });

@@ -98,8 +98,7 @@ export class TaskAdoption {
       ev.attemptEpoch = r.task.deploy_epoch;
       ev.sinkTempFile = r.task.sink_temp_file;
       ev.location = { task_manager_id: r.tm.id, address: r.tm.address };
-      const splits = r.task.splits_json.map((j) => JSON.parse(j) as SourceSplit);
-      coordinators.source(ev.jobVertex.id)?.adoptReader(ev.subtask, ev.attempt, splits);
+      coordinators.source(ev.jobVertex.id)?.adoptReader(ev.subtask, ev.attempt, reportedSplits(r.task) ?? []);
       for (const h of coordinators.userOf(ev.jobVertex.id)) {
         const held = r.task.coordinator_responses.find((c) => c.operator_id === h.operatorId);
         h.subtaskAdopted(ev.subtask, ev.attempt, held?.response_json ?? []);
@@ -138,9 +137,23 @@ function newer(a: HeldTask__Output, b: HeldTask__Output): boolean {
  * restored state, which would hand it out again). Any other subtask is canceled and rerun, as
  * FLIP-383 does, and so is one whose TaskManager kept too many responses to report them all.
  */
+/** The splits a reported reader holds; undefined when its report does not parse (it is not adopted). */
+function reportedSplits(task: HeldTask__Output): SourceSplit[] | undefined {
+  try {
+    const splits = task.splits_json.map((j) => JSON.parse(j) as SourceSplit);
+    return splits.every((s) => typeof s?.id === 'string') ? splits : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function canKeepSubtask(coordinators: OperatorCoordinators, ev: ExecutionVertex, task: HeldTask__Output): boolean {
   const source = coordinators.source(ev.jobVertex.id);
   if (source && !source.supportsBatchSnapshot()) return false;
+  if (source) {
+    const splits = reportedSplits(task);
+    if (!splits || !source.canAdoptReader(splits)) return false;
+  }
   return coordinators
     .userOf(ev.jobVertex.id)
     .every(

@@ -1,6 +1,7 @@
 import {
   CHANNEL_OPTIONS,
   ClusterSecurity,
+  HeartbeatTimeouts,
   PeriodicTask,
   PermissionDeniedError,
   loadProto,
@@ -61,6 +62,7 @@ export class ShuffleWorkerRegistry {
   private readonly excluded = new Map<string, number>();
   private readonly exclusionTimeoutMs: number;
   private readonly monitor: PeriodicTask;
+  private readonly timeouts: HeartbeatTimeouts;
   private readonly heartbeatIntervalMs: number;
   private readonly heartbeatTimeoutMs: number;
   readonly rpcTimeoutMs: number;
@@ -72,9 +74,14 @@ export class ShuffleWorkerRegistry {
     this.rpcTimeoutMs = opts.config.getDurationMs('rpc.timeout');
     this.exclusionTimeoutMs = opts.config.getDurationMs('shuffle.remote.exclusion-timeout');
     this.security = ClusterSecurity.of(opts.config);
-    this.monitor = new PeriodicTask(Math.max(20, Math.min(this.heartbeatIntervalMs, this.heartbeatTimeoutMs / 4)), () =>
-      this.checkHeartbeats(),
-    );
+    const checkIntervalMs = Math.max(20, Math.min(this.heartbeatIntervalMs, this.heartbeatTimeoutMs / 4));
+    this.timeouts = new HeartbeatTimeouts({
+      timeoutMs: this.heartbeatTimeoutMs,
+      checkIntervalMs,
+      clock: opts.clock,
+      logger: opts.logger,
+    });
+    this.monitor = new PeriodicTask(checkIntervalMs, () => this.checkHeartbeats());
   }
 
   start(): void {
@@ -143,11 +150,8 @@ export class ShuffleWorkerRegistry {
   }
 
   private checkHeartbeats(): void {
-    const now = this.opts.clock.now();
-    for (const w of [...this.workers.values()]) {
-      if (now - w.lastHeartbeatMs > this.heartbeatTimeoutMs)
-        this.remove(w.id, `no heartbeat for ${now - w.lastHeartbeatMs} ms`);
-    }
+    for (const { peer, silentMs } of this.timeouts.expired(this.workers.values()))
+      this.remove(peer.id, `no heartbeat for ${silentMs} ms`);
   }
 
   /** Forgets a worker: the partitions only it held are lost. */

@@ -13,8 +13,8 @@ import {
   type RunPlanOptions,
   type RunResult,
 } from '@rebound/chaos';
-import { REPO_ROOT } from './harness.js';
-import { makeTempDir } from './util.js';
+import { REPO_ROOT } from '../harness.js';
+import { makeTempDir } from '../util.js';
 
 /**
  * The chaos harness in CI: a fixed handful of seeds that together inject every fault kind
