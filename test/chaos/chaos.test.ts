@@ -2,17 +2,8 @@ import { spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  describeCrashPoint,
-  faultKindsFor,
-  parseChaosArgs,
-  planRun,
-  replayCommand,
-  runOne,
-  type FaultKind,
-  type RunPlanOptions,
-  type RunResult,
-} from '@rebound/chaos';
+import { faultKindsFor, planRun, type FaultKind, type RunPlanOptions } from '@rebound/chaos';
+import { runCiSeed } from '../chaos-seeds.js';
 import { REPO_ROOT } from '../harness.js';
 import { makeTempDir } from '../util.js';
 
@@ -106,40 +97,12 @@ describe('chaos harness: a fixed set of seeds covering every fault kind', () => 
     expect([...planned].sort()).toEqual([...FILE_KINDS].sort());
   });
 
-  /**
-   * A fault whose trigger came after the job's end is a missed experiment, not a verdict on
-   * Rebound: the same seed is run again with the job slowed down (same input, same faults), up
-   * to twice. A wrong or stuck run fails at once.
-   */
-  const SLOWDOWNS = [1, 3, 9] as const;
-
   it.each(CI_RUNS)(
     'seed $seed ($options.pool): correct output, nothing durable rerun',
     { timeout: 900_000 },
     async ({ seed, options }) => {
       workRoot ??= await makeTempDir('rebound-chaos-ci-');
-      for (const slowdown of SLOWDOWNS) {
-        const plan = planRun(seed, { ...options, slowdown });
-        const cli = ['--seed', String(seed), '--faults', (options.pool ?? []).join(',')];
-        if (options.job) cli.push('--job', options.job);
-        if (options.faultsPerRun) cli.push('--faults-per-run', String(options.faultsPerRun));
-        if (options.crashPoint) cli.push('--crash-point', describeCrashPoint(options.crashPoint));
-        if (slowdown !== 1) cli.push('--slowdown', String(slowdown));
-        const replay = replayCommand(parseChaosArgs(cli), seed);
-        const result: RunResult = await runOne({ run: 0, plan, workRoot, deadlineMs: 200_000, replayCommand: replay });
-        if (result.outcome !== 'ok') failed = true;
-        const context = `replay: ${replay}${result.workdir ? `; work directory ${result.workdir}` : ''}`;
-        expect(result.problems, context).toEqual([]);
-        expect(result.outcome).toBe('ok');
-        expect(result.tasks?.violations).toBe(0);
-        const missed = result.faults.filter((f) => !f.injected);
-        if (missed.length > 0 && slowdown !== SLOWDOWNS.at(-1)) continue;
-        for (const f of result.faults) {
-          expect(f.injected, `${f.description} was not injected (${f.notes.join('; ')}); ${context}`).toBe(true);
-          injected.add(f.kind);
-        }
-        return;
-      }
+      for (const k of await runCiSeed(seed, options, workRoot, () => (failed = true))) injected.add(k);
     },
   );
 
