@@ -53,6 +53,17 @@ describe.concurrent('daemons started by hand: no secret, no daemon', () => {
     );
   });
 
+  it('a shuffle worker without a secret refuses to start and claims no data directory', async () => {
+    const data = join(dir, 'sw-none-data');
+    const sw = ['shuffle-worker', '--ha-dir', join(dir, 'sw-none-ha'), '--data-dir', data];
+    expectRefused(
+      await runRebound([...sw, '--id', 'sw-1']),
+      /^rebound: shuffle-worker refuses to start without a cluster secret: set security\.auth\.token-file/,
+    );
+    // Refused before it could announce a partition: another id may still use the directory.
+    await expect(readFile(join(data, 'worker-id'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('allow-unauthenticated does not open a JobMaster gRPC port beyond loopback', async () => {
     expectRefused(
       await runRebound([...jm('jm-wild'), ...open, '-D', 'jobmaster.bind-host=0.0.0.0']),

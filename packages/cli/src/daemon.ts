@@ -296,11 +296,14 @@ export async function runShuffleWorker(opts: ShuffleWorkerOptions, io: CliIo): P
   const config = buildConfiguration(opts);
   const haDir = resolve(io.cwd, opts.haDir);
   const dataDir = resolve(io.cwd, opts.dataDir);
-  const { resolveShuffleWorkerId, startShuffleWorkerProcess } = await import('@rebound/shuffle-worker');
+  const { keepShuffleWorkerId, resolveShuffleWorkerId, startShuffleWorkerProcess } =
+    await import('@rebound/shuffle-worker');
   // The data directory keeps its worker's id: the leader knows the partitions in it by that id.
-  const id = await resolveShuffleWorkerId(dataDir, opts.id);
-  return runDaemon('shuffle-worker', { ...opts, id }, config, io, async (workerId, logger) => {
+  const identity = await resolveShuffleWorkerId(dataDir, opts.id);
+  return runDaemon('shuffle-worker', { ...opts, id: identity.id }, config, io, async (workerId, logger) => {
     await assertHaUsable(config, haDir, logger);
+    // Only a start that passed its checks claims the directory (a refused one leaves it free).
+    await keepShuffleWorkerId(dataDir, identity);
     return startShuffleWorkerProcess({ id: workerId, haDir, dataDir, config, logger });
   });
 }

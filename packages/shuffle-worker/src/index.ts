@@ -11,4 +11,9 @@ export {
   type ShuffleMasterConnectionHost,
   type ShuffleMasterConnectionOptions,
 } from './shuffle-master-connection.js';
-export { resolveShuffleWorkerId, WORKER_ID_FILE } from './worker-identity.js';
+export {
+  keepShuffleWorkerId,
+  resolveShuffleWorkerId,
+  WORKER_ID_FILE,
+  type ShuffleWorkerIdentity,
+} from './worker-identity.js';
