@@ -33,6 +33,8 @@ export interface NetnsClusterOptions {
    * backend (`high-availability.type=etcd`); 0 or absent: file HA in the shared HA directory.
    */
   readonly etcdMembers?: number;
+  /** Shuffle workers (`sw-1`...), each on a host of its own, started after the TaskManagers. */
+  readonly shuffleWorkers?: number;
   /**
    * Daemons that bind the wildcard address and advertise their host's address through
    * jobmaster.rpc.address / taskmanager.host (the others bind their host's address itself).
@@ -101,6 +103,8 @@ export class NetnsCluster {
       const tms = Array.from({ length: opts.taskmanagers ?? 3 }, (_, i) => `tm-${i + 1}`);
       await Promise.all(tms.map((id) => cluster.startDaemon('taskmanager', id, deadline)));
       await cluster.waitForTaskManagers(tms, deadline - Date.now());
+      const sws = Array.from({ length: opts.shuffleWorkers ?? 0 }, (_, i) => `sw-${i + 1}`);
+      await Promise.all(sws.map((id) => cluster.startDaemon('shuffle-worker', id, deadline)));
     } catch (err) {
       cluster.markFailed();
       await cluster.stop();
@@ -150,11 +154,17 @@ export class NetnsCluster {
             'rest.bind-address': host.ip,
             'rest.port': '0',
           }
-        : {
-            'taskmanager.bind-host': wildcard ? '0.0.0.0' : host.ip,
-            ...(wildcard ? { 'taskmanager.host': host.ip } : {}),
-            'metrics.port': '0',
-          };
+        : role === 'taskmanager'
+          ? {
+              'taskmanager.bind-host': wildcard ? '0.0.0.0' : host.ip,
+              ...(wildcard ? { 'taskmanager.host': host.ip } : {}),
+              'metrics.port': '0',
+            }
+          : {
+              'shuffle-worker.bind-host': wildcard ? '0.0.0.0' : host.ip,
+              ...(wildcard ? { 'shuffle-worker.host': host.ip } : {}),
+              'shuffle-worker.metrics.port': '0',
+            };
     // `ip netns exec` execs node in place: the child's pid is the daemon's, leading its own group.
     const started: ClusterProcess = await this.driver.startDaemon(
       {
