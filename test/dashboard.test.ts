@@ -46,7 +46,10 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in a browser', () => {
       jobmasters: 2,
       taskmanagers: 2,
       slots: 2,
+      // The remote shuffle: the overview shows its worker, and the recovery reuses what it keeps.
+      shuffleWorkers: 1,
       config: {
+        'shuffle.type': 'remote',
         'execution.batch.job-recovery.enabled': 'true',
         'execution.batch.job-recovery.previous-worker.recovery.timeout': '10 s',
         'job-event.store.write-buffer.flush-interval': '50 ms',
@@ -139,6 +142,30 @@ describe.skipIf(!HAVE_CHROMIUM)('dashboard in a browser', () => {
     expect(await page.evaluate('window.reboundMarker')).toBe(42);
     await cluster.waitForJob(jobId, 90_000);
     await page.locator('h2 .state.FINISHED').waitFor({ timeout: 30_000 });
+    expect(problems).toEqual([]);
+  });
+
+  it('shows the shuffle worker with the partitions it holds, gone when killed, back when restarted', async () => {
+    const leader = (await cluster.leader())!;
+    const url = (await cluster.process(leader.jobmasterId)).restUrl!;
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (e) => problems.push(e.message));
+    await page.goto(`${url}/${cluster.security().dashboardQuery()}#/`);
+    const row = '[data-testid=shuffle-worker-row]';
+    await waitText(page, row, (t) => t.startsWith('sw-1') && t.includes('registered'), 30_000);
+    const { jobId } = await cluster.submit(
+      HISTOGRAM_JOB,
+      histogramArgs({ records: 3000, keys: 97, output: join(data, 'worker-card'), reduceDelayMs: 5 }),
+      { config: { 'taskmanager.network.combiner.max-keys': '0' } },
+    );
+    // The finished sources' partitions, as the worker's heartbeats report them.
+    await waitText(page, row, (t) => /registered[1-9]\d* \(\d/.test(t), 60_000);
+    await cluster.kill('sw-1', 'SIGKILL');
+    await waitText(page, row, (t) => t.includes('gone'), 30_000);
+    await cluster.startShuffleWorker({ id: 'sw-1' });
+    await waitText(page, row, (t) => t.includes('registered') && !t.includes('gone'), 30_000);
+    await cluster.waitForJob(jobId, 120_000);
     expect(problems).toEqual([]);
   });
 });

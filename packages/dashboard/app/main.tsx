@@ -125,10 +125,11 @@ function ClusterCards({ cluster }: { cluster: ClusterDoc | undefined }) {
                 <tr key={w.id} data-testid="shuffle-worker-row">
                   <td class="mono">{w.id}</td>
                   <td>
-                    {w.registered === false ? (
-                      <span class="muted">not registered</span>
-                    ) : w.alive === false ? (
+                    {/* A dead worker is gone, whether or not the leader has dropped it yet. */}
+                    {w.alive === false ? (
                       <span class="FAILED">gone</span>
+                    ) : w.registered === false ? (
+                      <span class="muted">not registered</span>
                     ) : (
                       'registered'
                     )}
