@@ -7,7 +7,8 @@ import { NO_CRASH_POINTS, type FaultPlan } from './faults.js';
 import type { FaultRecord } from './results.js';
 import { finishedInDump, type RunContext } from './run-context.js';
 import { finishedPartitions, waitUntil } from './observe.js';
-import { injectDamagedJobDir, injectForgedRpc, injectPoisonJob } from './inject-hostile.js';
+import { injectForgedRpc } from './inject-forged-rpc.js';
+import { injectDamagedJobDir, injectPoisonJob } from './inject-hostile.js';
 import { injectNetworkFault } from './inject-network.js';
 import { injectShuffleFault } from './inject-shuffle.js';
 

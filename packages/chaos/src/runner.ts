@@ -5,7 +5,7 @@ import { ChaosCluster } from './cluster.js';
 import { SLOTS, START_TIMEOUT_MS, TASK_MANAGERS } from './config.js';
 import { NO_CRASH_POINTS, describeFault } from './faults.js';
 import { injectFault } from './inject.js';
-import { poisonedFences } from './inject-hostile.js';
+import { poisonedFences } from './inject-forged-rpc.js';
 import { JOB_MODULES, checkOutput, describeJob, expectedLines, jobArgs, writeJobInput } from './jobs.js';
 import { JobMonitor } from './monitor.js';
 import { NetworkCutter } from './partition.js';

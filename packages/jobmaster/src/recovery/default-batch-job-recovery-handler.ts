@@ -1,18 +1,15 @@
-import { errorMessage, partitionKey } from '@rebound/core';
-import type { HeldTask__Output, RecoveryReport, ResultPartitionId } from '@rebound/core';
+import { errorMessage } from '@rebound/core';
+import type { RecoveryReport } from '@rebound/core';
 import type { PartitionHolder, PartitionWithMetrics } from '../shuffle/shuffle-master.js';
 import { describeReplayCut } from '@rebound/event-store';
-import type { ExecutionVertex } from '../execution-graph.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
 import type { BatchJobRecoveryContext } from './batch-job-recovery-context.js';
 import type { BatchJobRecoveryHandler } from './batch-job-recovery-handler.js';
 import { JobEventRecorder } from './job-event-recorder.js';
 import { ReplayedJobState } from './job-event-replay.js';
-import { PartitionReconciliation } from './partition-reconciliation.js';
-import { releaseRetainedOfLateTaskManager, releaseUntracked } from './retained-partitions.js';
-import { ReconnectSettlement } from './reconnect-settlement.js';
 import { applyReplay } from './replay-application.js';
-import { TaskAdoption, type ReportedTask } from './task-adoption.js';
+import { releaseRetainedOfLateTaskManager } from './retained-partitions.js';
+import { TaskManagerReconciliation } from './task-manager-reconciliation.js';
 
 /**
  * FLIP-383 recovery (Flink's DefaultBatchJobRecoveryHandler): records the job's events while it
@@ -22,21 +19,12 @@ import { TaskAdoption, type ReportedTask } from './task-adoption.js';
  */
 export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
   private readonly recorder: JobEventRecorder;
-  private reconciliation: PartitionReconciliation | undefined;
-  /** Reconciliation is over: TaskManagers that show up with retained partitions lose them. */
-  private reconciled = false;
   /**
    * execution.batch.job-recovery.keep-running-tasks: the TaskManagers kept this job's running
    * tasks; reconciliation adopts them instead of resetting every unfinished execution.
    */
   private readonly keepRunning: boolean;
-  private adoption: TaskAdoption | undefined;
-  private settlement: ReconnectSettlement | undefined;
-  /**
-   * Reports that came before the reconnect window opened: a ShuffleMaster whose holders are
-   * not TaskManagers asks them as soon as the recovery starts, before the replay ends.
-   */
-  private early: { reports: readonly PartitionWithMetrics[]; from?: PartitionHolder }[] | undefined = [];
+  private readonly reconciliation: TaskManagerReconciliation;
   private takeover = false;
   /** This leader recovers the job from its events (it did not start it afresh). */
   private recovered = false;
@@ -53,6 +41,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       logger: ctx.logger,
       crashPoints: ctx.crashPoints,
     });
+    this.reconciliation = new TaskManagerReconciliation(ctx, this.keepRunning);
   }
 
   async initialize(takeover: boolean): Promise<boolean> {
@@ -134,7 +123,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     }
     this.ctx.crashPoints?.duringReconciling();
     const reconcileStart = this.ctx.clock.now();
-    await this.reconcilePartitions(report);
+    await this.reconciliation.reconcilePartitions(report);
     report.reconnect_wait_ms = this.ctx.clock.now() - reconcileStart;
     report.finished_at_ms = this.ctx.clock.now();
     await this.addRecoveryReport(report);
@@ -165,254 +154,12 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
       .catch((err: unknown) => this.ctx.logger.warn({ err: errorMessage(err) }, 'cannot store the recovery report'));
   }
 
-  /**
-   * Asks the TaskManagers for the partitions and tasks they kept, during at most
-   * `execution.batch.job-recovery.previous-worker.recovery.timeout` (ended early when every
-   * needed partition is back). The partitions reach the ShuffleMaster, which knows where each is
-   * kept; what it then has of the job that matches a recovered execution is kept, the rest
-   * released, and the producers of needed partitions that did not come back are reset.
-   */
-  private async reconcilePartitions(report: RecoveryReport): Promise<void> {
-    const graph = this.ctx.job.graph;
-    const needed = new Map<string, ExecutionVertex>();
-    const recovered = new Map<string, ExecutionVertex>();
-    for (const ev of graph.allExecutionVertices()) {
-      if (ev.state !== 'FINISHED' || ev.jobVertex.consumers.length === 0) continue;
-      const key = partitionKey(ev.partitionId());
-      recovered.set(key, ev);
-      if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev);
-    }
-    const shuffleMaster = this.ctx.shuffleMaster;
-    const jobId = this.ctx.job.jobId;
-    // Where each finished execution's partition is kept: its TaskManager, or shuffle workers.
-    const holderIds = (ev: ExecutionVertex): string[] =>
-      ev.location ? shuffleMaster.holdersOf(jobId, ev.partitionId(), ev.location).map((h) => h.id) : [];
-    const timeoutMs = this.ctx.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
-    const adoption = this.keepRunning ? new TaskAdoption() : undefined;
-    // The attempts that may be running somewhere: unfinished subtasks whose inputs are all there.
-    const awaited = adoption
-      ? graph
-          .allExecutionVertices()
-          .filter((ev) => ev.state !== 'FINISHED' && ev.jobVertex.producers.every((p) => p.isFinished()))
-          .map((ev) => ev.key)
-      : [];
-    const settlement = new ReconnectSettlement(
-      [
-        ...this.ctx.registry.all().map((tm) => tm.id),
-        // The TaskManagers the log names: where its finished executions ran.
-        ...graph
-          .allExecutionVertices()
-          .filter((ev) => ev.state === 'FINISHED')
-          .map((ev) => ev.location?.task_manager_id ?? ''),
-        // And the holders that keep the needed partitions (shuffle workers, with remote shuffle).
-        ...[...needed.values()].flatMap(holderIds),
-      ].filter((id) => id !== ''),
-      this.ctx.taskManagerDirectory,
-      this.ctx.logger,
-    );
-    const rec = new PartitionReconciliation(
-      new Map([...needed].map(([key, ev]) => [key, holderIds(ev)])),
-      awaited,
-      (key) => adoption?.hasReport(key) ?? true,
-      () => settlement.allSettled(),
-    );
-    this.reconciliation = rec;
-    this.adoption = adoption;
-    this.settlement = settlement;
-    for (const { reports, from } of this.early ?? []) this.onPartitionsReported(reports, from);
-    this.early = undefined;
-    for (const tm of this.ctx.registry.all()) this.askForPartitions(tm);
-    const pollMs = this.ctx.jobConfig.getDurationMs('high-availability.lease.poll-interval');
-    const stopWatching = settlement.watch(pollMs, () => rec.recheck());
-    report.reconnect_wait_ended = await rec.wait(timeoutMs);
-    stopWatching();
-    this.ctx.logger.info(
-      {
-        waitedForMs: settlement.elapsedMs(),
-        ended: report.reconnect_wait_ended,
-        settled: settlement.allSettled(),
-        ...settlement.describe(),
-      },
-      'reconnect wait over',
-    );
-    this.settlement = undefined;
-    this.reconciliation = undefined;
-    this.adoption = undefined;
-    // From now on a TaskManager that registers has its retained partitions checked and released.
-    this.reconciled = true;
-    if (adoption) {
-      this.adoptReportedTasks(adoption, report);
-      // Adoption may have finished producers: what is needed and recovered is counted anew.
-      needed.clear();
-      for (const ev of graph.allExecutionVertices()) {
-        if (ev.state !== 'FINISHED' || ev.jobVertex.consumers.length === 0) continue;
-        const key = partitionKey(ev.partitionId());
-        recovered.set(key, ev);
-        if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, ev);
-      }
-    }
-
-    const reports = await shuffleMaster.getAllPartitionWithMetrics(jobId);
-    let reused = 0;
-    let reusedBytes = 0;
-    let releasedBytes = 0;
-    const reusedKeys = new Set<string>();
-    let reusedOnWorkers = 0;
-    const release = new Map<string, { holder: PartitionHolder; ids: ResultPartitionId[] }>();
-    for (const r of reports) {
-      const key = partitionKey(r.partition.partition_id!);
-      const recoveredEv = recovered.get(key);
-      // Only a copy on a holder the finished execution wrote to is that execution's output.
-      const ev = recoveredEv && holderIds(recoveredEv).includes(r.holder.id) ? recoveredEv : undefined;
-      const bytes = r.partition.total_bytes;
-      // A TaskManager shuffle partition is read where it was found; a shuffle worker's address is
-      // the ShuffleMaster's to know.
-      if (ev && r.holder.kind === 'taskmanager') {
-        ev.location = { task_manager_id: r.holder.id, address: r.holder.address };
-      }
-      if (ev && needed.has(key)) {
-        // Replicas report the same partition: it is reused once.
-        if (!reusedKeys.has(key)) {
-          reusedKeys.add(key);
-          reusedBytes += bytes;
-          reused++;
-          if (r.holder.kind === 'shuffle-worker') reusedOnWorkers++;
-        }
-      } else if (ev) {
-        // Kept as a finished execution's output, though no consumer needs it any more.
-      } else {
-        releasedBytes += bytes;
-        const entry = release.get(r.holder.id) ?? { holder: r.holder, ids: [] };
-        entry.ids.push(r.partition.partition_id!);
-        release.set(r.holder.id, entry);
-      }
-    }
-    await Promise.all(
-      [...release.values()].map(({ holder, ids }) =>
-        shuffleMaster
-          .releasePartitions(jobId, holder, ids)
-          .catch((err: unknown) =>
-            this.ctx.logger.warn({ holder: holder.id, err: errorMessage(err) }, 'releasing unneeded partitions failed'),
-          ),
-      ),
-    );
-    const missing = [...needed]
-      .filter(([key, ev]) => !holderIds(ev).some((id) => rec.reportedBy(key, id)))
-      .map(([, ev]) => ev);
-    report.partitions_reused = reused;
-    report.partitions_reused_on_shuffle_workers = reusedOnWorkers;
-    report.partition_bytes_reused = reusedBytes;
-    report.partitions_released = [...release.values()].reduce((n, e) => n + e.ids.length, 0);
-    report.partition_bytes_released = releasedBytes;
-    report.partitions_missing = missing.length;
-    this.ctx.logger.info(
-      { needed: needed.size, reused, released: report.partitions_released, missing: missing.length },
-      'partitions reconciled',
-    );
-    if (missing.length > 0) {
-      const coordinators = this.ctx.coordinators;
-      const toReset = coordinators.withWholeSources(missing);
-      coordinators.notifyOfReset(toReset);
-      graph.resetForNewExecutions(toReset);
-      coordinators.afterSourceResets(graph, toReset);
-      report.executions_reset = (report.executions_reset ?? 0) + toReset.length;
-    }
-  }
-
-  /**
-   * Adopts the reported attempts the log allows (TaskAdoption), records the finished ones, cancels
-   * the rest, and tells the coordinators: `subtaskReset` only for subtasks that did not survive.
-   */
-  private adoptReportedTasks(adoption: TaskAdoption, report: RecoveryReport): void {
-    const graph = this.ctx.job.graph;
-    const coordinators = this.ctx.coordinators;
-    const outcome = adoption.decide(graph, coordinators, this.ctx.registry, this.ctx.clock.now());
-    const kept = new Set([...outcome.adopted, ...outcome.finished]);
-    for (const [vertexId, source] of coordinators.sourceEntries()) {
-      if (!source.supportsBatchSnapshot()) continue;
-      for (const ev of graph.vertex(vertexId).vertices)
-        if (ev.state !== 'FINISHED' && !kept.has(ev)) source.setAttempt(ev.subtask, ev.attempt);
-    }
-    for (const [vertexId, holders] of coordinators.userEntries()) {
-      for (const h of holders)
-        for (const ev of graph.vertex(vertexId).vertices)
-          if (ev.state !== 'FINISHED' && !kept.has(ev)) h.subtaskReset(ev.subtask, ev.attempt);
-    }
-    this.cancelReported(outcome.cancel);
-    report.running_tasks_adopted = outcome.adopted.length;
-    report.finished_tasks_reported = outcome.finished.length;
-    this.ctx.logger.info(
-      { adopted: outcome.adopted.length, finished: outcome.finished.length, canceled: outcome.cancel.length },
-      'running tasks kept by the TaskManagers reconciled',
-    );
-  }
-
-  /** Attempts a TaskManager kept that this leader does not: canceled there, never adopted. */
-  private cancelReported(tasks: readonly ReportedTask[]): void {
-    for (const { tm, task } of tasks) {
-      if (task.state !== 'RUNNING' || task.deploy_epoch >= this.ctx.epoch) continue;
-      this.ctx.gateway
-        .cancelTask(tm, { epoch: this.ctx.epoch, execution: task.execution, deploy_epoch: task.deploy_epoch })
-        .catch((err: unknown) =>
-          this.ctx.logger.warn(
-            { taskManagerId: tm.id, err: errorMessage(err) },
-            'canceling a kept task this leader does not adopt failed',
-          ),
-        );
-    }
-  }
-
-  private cancelRunningOf(tm: RegisteredTaskManager, tasks: readonly HeldTask__Output[]): void {
-    this.cancelReported(tasks.map((task) => ({ tm, task })));
-  }
-
-  private askForPartitions(tm: RegisteredTaskManager): void {
-    const rec = this.reconciliation;
-    if (!rec) return;
-    const adoption = this.adoption;
-    const settlement = this.settlement;
-    settlement?.asked(tm.id);
-    const req = { epoch: this.ctx.epoch, job_id: this.ctx.job.jobId, adopt_tasks: adoption !== undefined };
-    this.ctx.gateway.getAndRetainPartitionsWithMetrics(tm, req).then(
-      (res) => {
-        if (this.reconciliation === rec) {
-          adoption?.add(tm, res.tasks);
-          settlement?.answered(tm.id);
-          // Back through onPartitionsReported, which tells `rec`.
-          this.ctx.shuffleMaster.taskManagerReported(this.ctx.job.jobId, tm, res.partitions);
-          return;
-        }
-        // The answer came after the window closed: nothing will use these partitions, and the
-        // tasks (which answer to this leader now) are canceled, not adopted.
-        releaseUntracked(this.ctx, tm, res.partitions);
-        this.cancelRunningOf(tm, res.tasks);
-      },
-      (err: unknown) => {
-        this.ctx.logger.warn({ taskManagerId: tm.id, err: errorMessage(err) }, 'asking for retained partitions failed');
-        // Nothing more will come from it in this window (what it kept is canceled when it does).
-        if (this.reconciliation === rec) {
-          settlement?.answered(tm.id);
-          rec.recheck();
-        }
-      },
-    );
-  }
-
   onPartitionsReported(reports: readonly PartitionWithMetrics[], from?: PartitionHolder): void {
-    if (this.early && !this.reconciliation && !this.reconciled) {
-      this.early.push({ reports, from });
-      return;
-    }
-    if (from) this.settlement?.answered(from.id);
-    this.reconciliation?.add(reports);
+    this.reconciliation.onPartitionsReported(reports, from);
   }
 
   onTaskManagerRegistered(tm: RegisteredTaskManager, retainedJobs: readonly string[]): void {
-    if (this.reconciliation) {
-      this.askForPartitions(tm);
-    } else if (this.reconciled && retainedJobs.includes(this.ctx.job.jobId)) {
-      releaseRetainedOfLateTaskManager(this.ctx, tm);
-    }
+    this.reconciliation.onTaskManagerRegistered(tm, retainedJobs);
   }
 
   onJobRunning(): void {
@@ -421,7 +168,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     if (this.takeover && !this.recovered) {
       for (const tm of this.ctx.registry.all()) releaseRetainedOfLateTaskManager(this.ctx, tm);
     }
-    this.reconciled = true;
+    this.reconciliation.onJobRunning();
   }
 
   private releaseJobOn(tm: RegisteredTaskManager): void {
