@@ -129,14 +129,6 @@ function newer(a: HeldTask__Output, b: HeldTask__Output): boolean {
   return x !== y ? x > y : a.deploy_epoch > b.deploy_epoch;
 }
 
-/**
- * A subtask can be kept through the failover only where its coordinators are restored to a state
- * it can go on with: a source whose enumerator has batch snapshots (the splits it holds are
- * known), and user coordinators with batch snapshots and `subtaskAdopted`, told every response
- * the attempt got (what it obtained after the newest snapshot, a block of ids, is not in the
- * restored state, which would hand it out again). Any other subtask is canceled and rerun, as
- * FLIP-383 does, and so is one whose TaskManager kept too many responses to report them all.
- */
 /** The splits a reported reader holds; undefined when its report does not parse (it is not adopted). */
 function reportedSplits(task: HeldTask__Output): SourceSplit[] | undefined {
   try {
@@ -147,6 +139,15 @@ function reportedSplits(task: HeldTask__Output): SourceSplit[] | undefined {
   }
 }
 
+/**
+ * A subtask can be kept through the failover only where its coordinators are restored to a state
+ * it can go on with: a source whose enumerator has batch snapshots (the splits it holds are
+ * known), and user coordinators with batch snapshots and `subtaskAdopted`, told every response
+ * the attempt got (what it obtained after the newest snapshot, a block of ids, is not in the
+ * restored state, which would hand it out again). A reader that holds a split already consumed
+ * (a deposed leader handed it out again) is not kept either. Any other subtask is canceled and rerun, as
+ * FLIP-383 does, and so is one whose TaskManager kept too many responses to report them all.
+ */
 function canKeepSubtask(coordinators: OperatorCoordinators, ev: ExecutionVertex, task: HeldTask__Output): boolean {
   const source = coordinators.source(ev.jobVertex.id);
   if (source && !source.supportsBatchSnapshot()) return false;
