@@ -21,6 +21,7 @@ import {
   waitForNewLeader,
   type FinishedExecution,
   type SubtaskKey,
+  histogramStarted,
 } from './recovery-util.js';
 import { diffMaps, makeTempDir, readSinkOutput } from './util.js';
 
@@ -72,15 +73,7 @@ describe('batch job recovery from a damaged event log', () => {
   });
 
   async function sourceOf(jobId: string) {
-    const s = await cluster.waitFor(
-      async () => {
-        const st = await cluster.status(jobId);
-        return st.vertices.length === 3 && st.vertices[0]!.parallelism > 0 ? st : undefined;
-      },
-      30_000,
-      `job ${jobId} to start`,
-    );
-    return { source: s.vertices[0]!, middle: s.vertices[1]! };
+    return histogramStarted(cluster, jobId);
   }
 
   /**

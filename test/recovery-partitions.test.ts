@@ -23,6 +23,7 @@ import {
   waitForLog,
   waitForNewLeader,
   type FinishedExecution,
+  histogramStarted,
 } from './recovery-util.js';
 import { diffMaps, makeTempDir, readSinkOutput } from './util.js';
 
@@ -79,15 +80,7 @@ describe('batch job recovery with lost partitions', () => {
   });
 
   async function vertices(jobId: string) {
-    const s = await cluster.waitFor(
-      async () => {
-        const st = await cluster.status(jobId);
-        return st.vertices.length === 3 && st.vertices[0]!.parallelism > 0 ? st : undefined;
-      },
-      30_000,
-      `job ${jobId} to start`,
-    );
-    return { source: s.vertices[0]!, middle: s.vertices[1]! };
+    return histogramStarted(cluster, jobId);
   }
 
   /**

@@ -18,6 +18,7 @@ import {
   redeployedSubtasks,
   waitForLog,
   waitForNewLeader,
+  histogramStarted,
 } from './recovery-util.js';
 import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOutput } from './util.js';
 
@@ -57,15 +58,7 @@ describe('batch job recovery after the leader dies', () => {
 
   /** Waits until the job's three vertices are known (the source's parallelism is decided at start). */
   async function vertices(jobId: string) {
-    const s = await cluster.waitFor(
-      async () => {
-        const st = await cluster.status(jobId);
-        return st.vertices.length === 3 && st.vertices[0]!.parallelism > 0 ? st : undefined;
-      },
-      30_000,
-      `job ${jobId} to start`,
-    );
-    return { source: s.vertices[0]!, middle: s.vertices[1]! };
+    return histogramStarted(cluster, jobId);
   }
 
   it('reruns only the unfinished middle stage when the leader dies while it runs', async () => {

@@ -6,6 +6,7 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dumpJobEvents, type JobEventsDump } from '@rebound/event-store';
+import type { JobStatusJson } from '@rebound/cli';
 import type { LocalCluster, TaskEvent } from './harness.js';
 
 export const HISTOGRAM_JOB = 'test/fixtures/histogram.ts';
@@ -236,4 +237,37 @@ export async function deletePartitionData(
   await stat(data); // it must be there before we delete it
   await rm(data);
   return p;
+}
+
+/** A cluster the histogram scenarios ask for a job's status (a local or a netns cluster). */
+export interface StatusSource {
+  status(jobId: string): Promise<JobStatusJson>;
+  waitFor<T>(
+    predicate: () => T | Promise<T>,
+    timeoutMs: number,
+    what: string,
+  ): Promise<Exclude<T, undefined | false | null>>;
+}
+
+/**
+ * Waits until the histogram job's three vertices are known, its source's parallelism decided;
+ * returns the status, its source and its middle stage.
+ */
+export async function histogramStarted(
+  cluster: StatusSource,
+  jobId: string,
+): Promise<{
+  status: JobStatusJson;
+  source: JobStatusJson['vertices'][number];
+  middle: JobStatusJson['vertices'][number];
+}> {
+  const status = await cluster.waitFor(
+    async () => {
+      const st = await cluster.status(jobId);
+      return st.vertices.length === 3 && st.vertices[0]!.parallelism > 0 ? st : undefined;
+    },
+    30_000,
+    `job ${jobId} to start`,
+  );
+  return { status, source: status.vertices[0]!, middle: status.vertices[1]! };
 }

@@ -21,6 +21,7 @@ import {
   waitForLog,
   waitForNewLeader,
   type FinishedExecution,
+  histogramStarted,
 } from './recovery-util.js';
 import { diffMaps, makeTempDir, readSinkOutput } from './util.js';
 
@@ -93,16 +94,7 @@ describe('remote shuffle: finished work outlives its TaskManager', () => {
       histogramArgs({ records: RECORDS, keys: KEYS, output: out, reduceDelayMs: 2 }),
       { config: { ...SLOW_MIDDLE, ...config } },
     );
-    const st = await cluster.waitFor(
-      async () => {
-        const s = await cluster.status(jobId);
-        return s.vertices.length === 3 && s.vertices[0]!.parallelism > 0 ? s : undefined;
-      },
-      30_000,
-      `job ${jobId} to start`,
-    );
-    const source = st.vertices[0]!;
-    const middle = st.vertices[1]!;
+    const { source, middle } = await histogramStarted(cluster, jobId);
     const atSourcesDone = await waitForLog(
       cluster,
       jobId,

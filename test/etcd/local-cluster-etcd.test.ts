@@ -18,6 +18,7 @@ import {
   redeployedSubtasks,
   waitForLog,
   waitForNewLeader,
+  histogramStarted,
 } from '../recovery-util.js';
 import { http } from '../rest-util.js';
 import { diffMaps, makeTempDir, readSinkOutput } from '../util.js';
@@ -118,16 +119,7 @@ describe.skipIf(!available)('a local cluster on etcd', () => {
         config: { 'taskmanager.network.combiner.max-keys': '0' },
       },
     );
-    const s = await cluster.waitFor(
-      async () => {
-        const st = await cluster.status(jobId);
-        return st.vertices.length === 3 && st.vertices[0]!.parallelism > 0 ? st : undefined;
-      },
-      30_000,
-      `job ${jobId} to start`,
-    );
-    const source = s.vertices[0]!;
-    const middle = s.vertices[1]!;
+    const { source, middle } = await histogramStarted(cluster, jobId);
     await waitForLog(
       cluster,
       jobId,

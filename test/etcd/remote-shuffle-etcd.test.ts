@@ -14,6 +14,7 @@ import {
   subtaskKey,
   waitForLog,
   waitForNewLeader,
+  histogramStarted,
 } from '../recovery-util.js';
 import { diffMaps, makeTempDir, readSinkOutput } from '../util.js';
 
@@ -72,16 +73,7 @@ describe.skipIf(!available)('remote shuffle and kept running tasks on etcd HA', 
       // A slow middle stage: it is running when the host dies.
       { config: { 'taskmanager.network.combiner.max-keys': '0' } },
     );
-    const s = await cluster.waitFor(
-      async () => {
-        const st = await cluster.status(jobId);
-        return st.vertices.length === 3 && st.vertices[0]!.parallelism > 0 ? st : undefined;
-      },
-      30_000,
-      `job ${jobId} to start`,
-    );
-    const source = s.vertices[0]!;
-    const middle = s.vertices[1]!;
+    const { source, middle } = await histogramStarted(cluster, jobId);
     await waitForLog(
       cluster,
       jobId,

@@ -20,7 +20,7 @@ import {
 import { diffMaps, readSinkOutput } from '../util.js';
 import { NetnsCluster, sharedDir } from './cluster.js';
 import { netnsUnavailableReason } from './network.js';
-import { finishedNow as finishedAt, startedVertices as started } from './scenario-util.js';
+import { finishedNow as finishedAt, runningSubtask, startedVertices as started } from './scenario-util.js';
 
 const unavailable = netnsUnavailableReason();
 if (unavailable) process.stderr.write(`netns tests skipped: ${unavailable}\n`);
@@ -210,19 +210,7 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
       'every source subtask finished',
     );
     // A TaskManager that runs a subtask of the slow middle stage right now.
-    const running = await cluster.waitFor(
-      async () => {
-        const events = (await cluster.taskEvents()).filter((e) => e.jobId === jobId && e.vertexId === middle.id);
-        const done = new Set(
-          events.filter((e) => e.event !== 'task.deploy').map((e) => `${e.taskManagerId}/${e.subtask}/${e.attempt}`),
-        );
-        return events.find(
-          (e) => e.event === 'task.deploy' && !done.has(`${e.taskManagerId}/${e.subtask}/${e.attempt}`),
-        );
-      },
-      30_000,
-      'a middle subtask to be running',
-    );
+    const running = await runningSubtask(cluster, jobId, middle.id, 'a middle subtask to be running');
     const victim = running.taskManagerId;
     const before = await finishedNow(jobId);
     const partitionedAt = Date.now();

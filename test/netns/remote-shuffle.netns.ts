@@ -11,7 +11,7 @@ import { HISTOGRAM_JOB, expectedHistogram, finishedOf, histogramArgs, subtaskKey
 import { diffMaps, readSinkOutput } from '../util.js';
 import { NetnsCluster, sharedDir } from './cluster.js';
 import { netnsUnavailableReason } from './network.js';
-import { finishedNow, startedVertices } from './scenario-util.js';
+import { finishedNow, runningSubtask, startedVertices } from './scenario-util.js';
 
 const unavailable = netnsUnavailableReason();
 if (unavailable) process.stderr.write(`netns tests skipped: ${unavailable}\n`);
@@ -59,21 +59,12 @@ describe.skipIf(unavailable !== undefined)('hosts that are apart (network namesp
     );
     // A TaskManager that ran finished sources and runs a middle subtask right now.
     const before = await finishedNow(cluster, jobId);
-    const running = await cluster.waitFor(
-      async () => {
-        const events = (await cluster.taskEvents()).filter((e) => e.jobId === jobId && e.vertexId === middle.id);
-        const done = new Set(
-          events.filter((e) => e.event !== 'task.deploy').map((e) => `${e.taskManagerId}/${e.subtask}/${e.attempt}`),
-        );
-        return events.find(
-          (e) =>
-            e.event === 'task.deploy' &&
-            !done.has(`${e.taskManagerId}/${e.subtask}/${e.attempt}`) &&
-            finishedOf(before, source.id).some((f) => f.taskManagerId === e.taskManagerId),
-        );
-      },
-      30_000,
+    const running = await runningSubtask(
+      cluster,
+      jobId,
+      middle.id,
       'a middle subtask running where finished sources ran',
+      (tm) => finishedOf(before, source.id).some((f) => f.taskManagerId === tm),
     );
     const victim = running.taskManagerId;
     const finishedThere = finishedOf(before, source.id).filter((f) => f.taskManagerId === victim);

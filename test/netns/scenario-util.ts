@@ -3,7 +3,13 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { dumpJobEvents } from '@rebound/event-store';
 import type { TaskEvent } from '../harness.js';
-import { finishedInLog, subtaskKey, type FinishedExecution, type SubtaskKey } from '../recovery-util.js';
+import {
+  finishedInLog,
+  histogramStarted,
+  subtaskKey,
+  type FinishedExecution,
+  type SubtaskKey,
+} from '../recovery-util.js';
 import type { NetnsCluster } from './cluster.js';
 
 /** Finished executions in the job's event log, only those of attempts of `maxEpoch` or older. */
@@ -19,15 +25,8 @@ export async function finishedNow(
 
 /** Waits until the histogram job's three vertices are known; returns its source and middle stage. */
 export async function startedVertices(cluster: NetnsCluster, jobId: string) {
-  const s = await cluster.waitFor(
-    async () => {
-      const st = await cluster.status(jobId);
-      return st.vertices.length === 3 && st.vertices[0]!.parallelism > 0 ? st : undefined;
-    },
-    30_000,
-    `job ${jobId} to start`,
-  );
-  return { source: s.vertices[0]!, middle: s.vertices[1]! };
+  const { source, middle } = await histogramStarted(cluster, jobId);
+  return { source, middle };
 }
 
 /**
@@ -60,4 +59,33 @@ export async function partitionDirs(cluster: NetnsCluster, jobId: string): Promi
       out.push(`${p.id}/${name}`);
   }
   return out.sort();
+}
+
+/**
+ * Waits for a subtask of `vertexId` that is running now (deployed, not ended), on a TaskManager
+ * `where` accepts; returns its deployment.
+ */
+export async function runningSubtask(
+  cluster: NetnsCluster,
+  jobId: string,
+  vertexId: string,
+  what: string,
+  where: (taskManagerId: string) => boolean = () => true,
+): Promise<TaskEvent> {
+  return cluster.waitFor(
+    async () => {
+      const events = (await cluster.taskEvents()).filter((e) => e.jobId === jobId && e.vertexId === vertexId);
+      const done = new Set(
+        events.filter((e) => e.event !== 'task.deploy').map((e) => `${e.taskManagerId}/${e.subtask}/${e.attempt}`),
+      );
+      return events.find(
+        (e) =>
+          e.event === 'task.deploy' &&
+          !done.has(`${e.taskManagerId}/${e.subtask}/${e.attempt}`) &&
+          where(e.taskManagerId),
+      );
+    },
+    30_000,
+    what,
+  );
 }
