@@ -78,10 +78,16 @@ const CI_RUNS: readonly CiRun[] = [
   // trigger), then forged calls and a poison job that throws at load (not one that hangs for the
   // 30 s load timeout). jobgraph.pb:zeros is the damage that decoded as an empty graph.
   { seed: 1514, options: { pool: ['poison-job', 'damaged-job-dir', 'forged-rpc'], faultsPerRun: 3, job: 'wordcount' } },
+  // Malformed credentials at the leader's gRPC and REST and a TaskManager: refused, nobody hurt.
+  { seed: 1, options: { pool: ['malformed-credentials'], job: 'wordcount' } },
 ];
 
 /** The kinds of a file-HA run without partitions; the etcd and network kinds run in test/etcd/chaos-etcd.test.ts. */
-const FILE_KINDS = faultKindsFor({ ha: 'file', partitions: false, shuffleWorkers: 0 });
+const FILE_KINDS = [
+  ...faultKindsFor({ ha: 'file', partitions: false, shuffleWorkers: 0 }),
+  // Drawn only when named (no default pool has it), so recorded seeds replay as before.
+  'malformed-credentials' as const,
+];
 
 describe('chaos harness: a fixed set of seeds covering every fault kind', () => {
   const injected = new Set<FaultKind>();

@@ -157,6 +157,7 @@ export function drawFault(
     case 'etcd-leader-partition':
       return { kind, trigger: trigger(prng, maxTasks, 1000, 1), durationMs: prng.int(1_500, 8_000) };
     case 'leader-and-tm-kill':
+    case 'malformed-credentials':
       return { kind, trigger: trigger(prng, maxTasks, 1000, 1), taskManager: prng.int(1, tms) };
     case 'shuffle-worker-kill':
       return {

@@ -27,6 +27,7 @@ export const FAULT_KINDS = [
   'leader-and-tm-kill',
   'shuffle-worker-kill',
   'shuffle-worker-partition-damage',
+  'malformed-credentials',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -60,6 +61,8 @@ export const FAULT_DESCRIPTIONS: Readonly<Record<FaultKind, string>> = {
     'SIGKILL of a shuffle worker (maybe while no leader runs), restarted later; only partitions no live replica holds are lost',
   'shuffle-worker-partition-damage':
     'a finished partition on a shuffle worker damaged (data deleted or one byte flipped), maybe while no leader runs',
+  'malformed-credentials':
+    'malformed credentials (gRPC metadata, Authorization, cookies, ?token=) sent to the leader and a TaskManager mid-job: each refused, no daemon hurt',
 };
 
 /** Where leader election and job graphs live (`high-availability.type`). */
@@ -115,11 +118,16 @@ export function faultUnavailable(kind: FaultKind, env: FaultEnvironment): string
  * shuffle too, as the baseline that loses the dead TaskManager's finished work.
  */
 const REMOTE_SHUFFLE_DEFAULTS: ReadonlySet<FaultKind> = new Set(['leader-and-tm-kill']);
+/** Kinds drawn only when named in a pool (`--faults`): added to no default pool, so recorded seeds replay as before. */
+const BY_NAME_ONLY: ReadonlySet<FaultKind> = new Set(['malformed-credentials']);
 
 /** The kinds a run in `env` draws from when no pool is given. */
 export function faultKindsFor(env: FaultEnvironment): FaultKind[] {
   return FAULT_KINDS.filter(
-    (k) => faultUnavailable(k, env) === undefined && (env.shuffleWorkers > 0 || !REMOTE_SHUFFLE_DEFAULTS.has(k)),
+    (k) =>
+      faultUnavailable(k, env) === undefined &&
+      !BY_NAME_ONLY.has(k) &&
+      (env.shuffleWorkers > 0 || !REMOTE_SHUFFLE_DEFAULTS.has(k)),
   );
 }
 
@@ -142,7 +150,11 @@ export type JobFileDamage = (typeof JOB_FILE_DAMAGE)[DamagedJobFile][number];
 export const EXCLUSIVE_FAULTS: ReadonlySet<FaultKind> = new Set(['crash-point', 'double-failure', 'jobmasters-pause']);
 
 /** Kinds that attack the cluster without taking a leader down: they test containment, not recovery. */
-export const NO_FAILOVER_FAULTS: ReadonlySet<FaultKind> = new Set(['poison-job', 'forged-rpc']);
+export const NO_FAILOVER_FAULTS: ReadonlySet<FaultKind> = new Set([
+  'poison-job',
+  'forged-rpc',
+  'malformed-credentials',
+]);
 
 export function isFaultKind(name: string): name is FaultKind {
   return (FAULT_KINDS as readonly string[]).includes(name);
@@ -224,6 +236,7 @@ export type FaultPlan =
     }
   | { readonly kind: 'etcd-leader-partition'; readonly trigger: Trigger; readonly durationMs: number }
   | { readonly kind: 'leader-and-tm-kill'; readonly trigger: Trigger; readonly taskManager: number }
+  | { readonly kind: 'malformed-credentials'; readonly trigger: Trigger; readonly taskManager: number }
   | {
       readonly kind: 'shuffle-worker-kill';
       readonly trigger: Trigger;
@@ -285,6 +298,7 @@ export function describeFault(f: FaultPlan): string {
     case 'tm-kill-leaderless':
     case 'tm-kill-after-recovery':
     case 'leader-and-tm-kill':
+    case 'malformed-credentials':
       return `${f.kind}(tm-${f.taskManager})${at}`;
     case 'shuffle-worker-kill':
       return `shuffle-worker-kill(sw-${f.worker}${f.duringFailover ? ',failover' : ''},restart+${f.restartAfterMs}ms)${at}`;

@@ -26,7 +26,7 @@ import { parseTaskEvents } from './task-log.js';
 type Of<K extends FaultPlan['kind']> = Extract<FaultPlan, { kind: K }>;
 
 /** A running execution of the job on `tmId` (its last lifecycle event is the deploy), from the TaskManager's log. */
-async function runningExecution(r: RunContext, tmId: string): Promise<ForgeryContext['running'] | undefined> {
+export async function runningExecution(r: RunContext, tmId: string): Promise<ForgeryContext['running'] | undefined> {
   const events = parseTaskEvents(await r.cluster.log(tmId), tmId).filter((e) => e.jobId === r.jobId);
   const last = new Map<string, (typeof events)[number]>();
   for (const e of events) last.set(`${e.vertexId}#${e.subtask}#${e.attempt}#${e.epoch ?? 0}`, e);

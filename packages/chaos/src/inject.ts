@@ -10,6 +10,7 @@ import { finishedPartitions, waitUntil } from './observe.js';
 import { injectForgedRpc } from './inject-forged-rpc.js';
 import { injectDamagedJobDir, injectPoisonJob } from './inject-hostile.js';
 import { injectNetworkFault } from './inject-network.js';
+import { injectMalformedCredentials } from './inject-malformed.js';
 import { injectShuffleFault } from './inject-shuffle.js';
 
 /**
@@ -61,6 +62,8 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
       return injectPoisonJob(r, f, { note, mark });
     case 'forged-rpc':
       return injectForgedRpc(r, f, { note, mark });
+    case 'malformed-credentials':
+      return injectMalformedCredentials(r, f, { note, mark });
     case 'tm-partition':
     case 'leader-partition':
     case 'etcd-member-kill':

@@ -60,7 +60,10 @@ describe('planRun', () => {
       for (const f of p.faults) kinds.add(f.kind);
     }
     expect([...kinds].sort()).toEqual(
-      FAULT_KINDS.filter((k) => !ETCD_FAULTS.has(k) && !PARTITION_FAULTS.has(k) && !SHUFFLE_KINDS.has(k)).sort(),
+      FAULT_KINDS.filter(
+        (k) =>
+          !ETCD_FAULTS.has(k) && !PARTITION_FAULTS.has(k) && !SHUFFLE_KINDS.has(k) && k !== 'malformed-credentials',
+      ).sort(),
     );
     expect([...jobs].sort()).toEqual(['aggregation', 'join', 'wordcount']);
   });
@@ -74,7 +77,9 @@ describe('planRun', () => {
     };
     const etcdAll = seen('etcd', true);
     expect([...etcdAll].sort()).toEqual(
-      FAULT_KINDS.filter((k) => !FILE_HA_FAULTS.has(k) && !SHUFFLE_KINDS.has(k)).sort(),
+      FAULT_KINDS.filter(
+        (k) => !FILE_HA_FAULTS.has(k) && !SHUFFLE_KINDS.has(k) && k !== 'malformed-credentials',
+      ).sort(),
     );
     const etcdNoCut = seen('etcd', false);
     for (const k of PARTITION_FAULTS) expect(etcdNoCut.has(k)).toBe(false);
@@ -180,6 +185,14 @@ describe('planRun', () => {
       /shuffle-worker-partition-damage/,
     );
     expect(faultUnavailable('leader-and-tm-kill', { ...env, shuffleWorkers: 0 })).toBeUndefined();
+  });
+
+  it('draws malformed-credentials only when a pool names it', () => {
+    for (const shuffleWorkers of [0, 2])
+      for (const ha of ['file', 'etcd'] as const)
+        expect(faultKindsFor({ ha, partitions: true, shuffleWorkers })).not.toContain('malformed-credentials');
+    const p = planRun(3, { pool: ['malformed-credentials'] });
+    expect(p.faults.map((f) => f.kind)).toContain('malformed-credentials');
   });
 
   it('never combines a run-shaping fault with another fault', () => {
