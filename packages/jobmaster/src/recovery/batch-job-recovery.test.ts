@@ -1,13 +1,6 @@
-import { mkdir, mkdtemp, readFile, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { decodeMessage, encodeMessage } from '@rebound/core';
-import type { JobGraph__Output } from '@rebound/core';
-import { buildJob, defineJob, type OperatorCoordinator, type OperatorCoordinatorProvider } from '@rebound/api';
-import { ShuffleMasterSnapshot, type ShuffleMasterSnapshotContext } from '../shuffle/shuffle-master.js';
-import { TaskManagerShuffleMaster } from '../shuffle/task-manager-shuffle-master.js';
-import type { TaskExecutorGateway } from '../task-executor-gateway.js';
+import { defineJob, type OperatorCoordinator, type OperatorCoordinatorProvider } from '@rebound/api';
 import { until } from '../testing/fake-task-manager.js';
 import {
   InProcessLeaders,
@@ -16,14 +9,26 @@ import {
   type Deployment,
   type Leader,
 } from '../testing/in-process-leaders.js';
+import {
+  RECONCILE,
+  SMALL_TASKS,
+  SOURCE,
+  committedLines,
+  createRecoveryDir,
+  dir,
+  finishSink,
+  graphOf,
+  out,
+  runSources,
+  seqSum,
+  writeSinkFile,
+} from './batch-job-recovery.test-util.js';
 
 /**
  * Recovery in one process, as Flink's BatchJobRecoveryTest does it: successive JobMasters on one
  * real event store, TaskManagers stood in for by a fake gateway. A leader "dies" by flushing what
  * it wrote and stopping; the next one replays and reconciles.
  */
-
-const JOB_ID = 'abcdefabcdefabcdefabcdefabcdef01';
 
 interface IdRequest {
   readonly count: number;
@@ -51,74 +56,14 @@ const idBlocks: OperatorCoordinatorProvider<IdRequest, IdBlock, { next: number }
   restore: (_ctx, state) => new IdBlocks(state.next),
 };
 
-async function graphOf(def: ReturnType<typeof defineJob>, config: Record<string, string> = {}) {
-  const built = await buildJob(def, []);
-  // As the JobGraphStore hands it to every leader: decoded from its binary form, one instance.
-  const graph = decodeMessage<JobGraph__Output>(
-    'JobGraph',
-    encodeMessage('JobGraph', {
-      ...built.graph,
-      job_id: JOB_ID,
-      module_digest: '0'.repeat(64),
-      config,
-      vertices: (built.graph.vertices ?? []).map((v) => ({ ...v, max_parallelism: 4 })),
-    }),
-  );
-  return { graph, operators: built.operators };
-}
-
-/** The TaskManager shuffle, with snapshots of its own: what was taken, and what came back. */
-class RecordingShuffleMaster extends TaskManagerShuffleMaster {
-  readonly taken: ShuffleMasterSnapshotContext[] = [];
-  readonly restored: string[][] = [];
-  private recoveryStarted = false;
-  recoveryStartedBeforeRestore = false;
-
-  override snapshotState(context: ShuffleMasterSnapshotContext): ShuffleMasterSnapshot {
-    this.taken.push(context);
-    return new ShuffleMasterSnapshot(Buffer.from(`s${this.taken.length}`), !context.vertexFinished);
-  }
-
-  override restoreState(_jobId: string, snapshots: readonly ShuffleMasterSnapshot[]): void {
-    this.recoveryStartedBeforeRestore = this.recoveryStarted;
-    this.restored.push(
-      snapshots.map((s) => `${s.isIncremental() ? 'incremental' : 'full'} ${Buffer.from(s.state).toString()}`),
-    );
-  }
-
-  override notifyPartitionRecoveryStarted(jobId: string): void {
-    this.recoveryStarted = true;
-    super.notifyPartitionRecoveryStarted(jobId);
-  }
-}
-
 describe('batch job recovery in one process', () => {
-  let dir: string;
-  let out: string;
   let leaders: InProcessLeaders | undefined;
 
-  beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rebound-recovery-'));
-    out = join(dir, 'out');
-  });
-
+  beforeEach(createRecoveryDir);
   afterEach(async () => {
     await leaders?.close();
     leaders = undefined;
   });
-
-  async function writeSinkFile(d: Deployment, content: string): Promise<void> {
-    await mkdir(dirname(d.tdd.sink_temp_file), { recursive: true });
-    await writeFile(d.tdd.sink_temp_file, content);
-  }
-
-  /** Output lines of the committed sink files. */
-  async function committedLines(): Promise<string[]> {
-    const files = (await readdir(out)).filter((f) => f.startsWith('part-')).sort();
-    const lines: string[] = [];
-    for (const f of files) lines.push(...(await readFile(join(out, f), 'utf8')).split('\n').filter((l) => l !== ''));
-    return lines;
-  }
 
   /*
    * The three-leader scenario of issue 9. Leader 1 records V#1 finished after snapshot S1; leader 2
@@ -181,35 +126,6 @@ describe('batch job recovery in one process', () => {
     expect(ids).toHaveLength(300);
     expect(new Set(ids).size).toBe(300);
   });
-
-  /** Source (4 splits) -> map -> HASH -> sum (adaptive parallelism, max 4) [-> process] -> sink. */
-  function seqSum(coordinator?: OperatorCoordinatorProvider) {
-    return defineJob('seq-sum', (env) => {
-      const summed = env
-        .generateSequence(0, 99, { splitSize: 25 })
-        .map((n) => [n % 3, n] as [number, number])
-        .keyBy((t) => t[0])
-        .sum(1);
-      (coordinator ? summed.process(() => ({ processBatch: () => {} }), { coordinator }) : summed).writeAsText(out);
-    });
-  }
-  const SOURCE = 'v-op-1';
-  /** 800 bytes at 100 b per task: the consumer is decided to run with parallelism 4. */
-  const SMALL_TASKS = { 'execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task': '100 b' };
-  const RECONCILE = { 'execution.batch.job-recovery.previous-worker.recovery.timeout': '30 s' };
-
-  /** Leader 1 runs every source subtask to the end; returns their deployments by subtask. */
-  async function runSources(l: Leader): Promise<Deployment[]> {
-    await until(() => l.gateway.of(SOURCE).length === 4, 'the sources to be deployed');
-    const sources = l.gateway.of(SOURCE).sort((a, b) => a.tdd.execution!.subtask - b.tdd.execution!.subtask);
-    for (const d of sources) finish(l.job, d, [100, 0, 0, 100]);
-    return sources;
-  }
-
-  async function finishSink(l: Leader, d: Deployment): Promise<void> {
-    await writeSinkFile(d, `part ${d.tdd.execution!.subtask} of epoch ${d.tdd.epoch}\n`);
-    finish(l.job, d);
-  }
 
   it('kills the leader while the sink stage runs: sources and finished sinks are kept, the rest rerun, output exactly once', async () => {
     const { graph, operators } = await graphOf(seqSum());
@@ -275,68 +191,6 @@ describe('batch job recovery in one process', () => {
     // A TaskManager whose partitions are gone (another process, or unreachable): the sources rerun.
     l1.job.onTaskManagerLost('tm-1', 'no heartbeat');
     await until(() => l1.gateway.of(SOURCE).length === 8, 'the sources to rerun');
-  });
-
-  /* FLIP-383's ShuffleMaster snapshots: taken with finished events, restored before reconciling. */
-  it('records shuffle master snapshots with finished events and restores the newest full one with the increments after it', async () => {
-    const { graph, operators } = await graphOf(seqSum());
-    leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
-    const masters: RecordingShuffleMaster[] = [];
-    const shuffleMaster = (gateway: TaskExecutorGateway, epoch: number) => {
-      const m = new RecordingShuffleMaster({ gateway, epoch });
-      masters.push(m);
-      return m;
-    };
-    // Every finished event is due a snapshot: increments, and a full one when a vertex finishes.
-    const EVERY = { ...SMALL_TASKS, 'execution.batch.job-recovery.snapshot.min-pause': '0 ms' };
-    const l1 = await leaders.elect({ config: EVERY, shuffleMaster });
-    const sources = await runSources(l1);
-    const SINK = graph.vertices[1]!.id;
-    await until(() => l1.gateway.of(SINK).length === 4, 'the sink stage to run');
-    await finishSink(
-      l1,
-      l1.gateway.of(SINK).find((d) => d.tdd.execution!.subtask === 0)!,
-    );
-    expect(masters[0]!.taken.map((c) => c.vertexFinished)).toEqual([false, false, false, true, false]);
-    await leaders.kill(l1);
-
-    const l2 = await leaders.elect({
-      config: { ...EVERY, ...RECONCILE },
-      shuffleMaster,
-      retained: new Map([['tm-1', sources.map((d) => retainedPartitionOf(d))]]),
-    });
-    // s4 is the full snapshot the last source's finish took; s1-s3 came before it.
-    expect(masters[1]!.restored).toEqual([['full s4', 'incremental s5']]);
-    expect(masters[1]!.recoveryStartedBeforeRestore).toBe(true);
-    expect(l2.recoveries.at(-1)).toMatchObject({
-      partitions_reused: 4,
-      partitions_missing: 0,
-      reconnect_wait_ended: 'all-reported',
-    });
-    expect(l2.job.status()).toMatchObject({ shuffle_type: 'taskmanager', job_recovery_disabled: '' });
-  });
-
-  /* Flink's testRecoverDecidedParallelismFromTheSameJobGraphInstance. */
-  it('restores an adaptively decided parallelism from the same JobGraph instance, whatever the new leader would decide', async () => {
-    const { graph, operators } = await graphOf(seqSum());
-    leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
-    const l1 = await leaders.elect({ config: SMALL_TASKS });
-    await runSources(l1);
-    const decided = l1.job.graph.vertices[1]!;
-    await until(() => decided.isInitialized, 'the consumer to be initialized');
-    expect(decided.parallelism).toBe(4);
-    const ranges = JSON.stringify(decided.inputRanges);
-    await leaders.kill(l1);
-
-    // With 1 mb per task the bytes would give parallelism 1: the recorded decision must win.
-    const l2 = await leaders.elect({
-      config: { 'execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task': '1 mb' },
-    });
-    const restored = l2.job.graph.vertices[1]!;
-    expect(restored.parallelism).toBe(4);
-    expect(restored.decidedAdaptively).toBe(true);
-    expect(JSON.stringify(restored.inputRanges)).toBe(ranges);
-    expect(graph.vertices[1]!.parallelism).toBe(0);
   });
 
   it('recovers a job whose every task finished before the commit: nothing reruns, the new leader commits', async () => {
@@ -409,54 +263,5 @@ describe('batch job recovery in one process', () => {
       [1, 2],
       [0, 1],
     ]);
-  });
-
-  /* Flink's testJobVertexUnFinishedAndOperatorCoordinatorNotSupportBatchSnapshot, with a lost producer partition. */
-  it('a non-source vertex whose coordinator has no batch snapshots reruns whole, and the producer of a lost partition reruns first', async () => {
-    let created = 0;
-    const noSnapshots: OperatorCoordinatorProvider = {
-      create: () => {
-        created++;
-        return { handleRequest: () => null };
-      },
-    };
-    const { graph, operators } = await graphOf(seqSum(noSnapshots));
-    leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
-    const l1 = await leaders.elect({ config: SMALL_TASKS });
-    const sources = await runSources(l1);
-    const CONSUMER = graph.vertices[1]!.id;
-    await until(() => l1.gateway.of(CONSUMER).length === 4, 'the consumers to run');
-    await finishSink(
-      l1,
-      l1.gateway.of(CONSUMER).find((d) => d.tdd.execution!.subtask === 0)!,
-    );
-    await leaders.kill(l1);
-    expect(created).toBe(1);
-
-    const kept = sources.filter((d) => d.tdd.execution!.subtask !== 1).map((d) => retainedPartitionOf(d));
-    const window = { 'execution.batch.job-recovery.previous-worker.recovery.timeout': '300 ms' };
-    const l2 = await leaders.elect({ config: { ...SMALL_TASKS, ...window }, retained: new Map([['tm-1', kept]]) });
-    // The finished consumer#0 is dropped (its coordinator's state is gone) and source#1 reruns.
-    expect(l2.recoveries.at(-1)).toMatchObject({
-      executions_recovered: 4,
-      executions_reset: 2,
-      partitions_reused: 3,
-      partitions_missing: 1,
-      // The one TaskManager answered without it: nothing more can come, so the wait ends.
-      reconnect_wait_ended: 'holders-settled',
-    });
-    expect(l2.job.graph.executionVertex(CONSUMER, 0)!.state).not.toBe('FINISHED');
-    expect(created).toBe(2);
-    await until(() => l2.gateway.of(SOURCE).length === 1, 'source#1 to rerun');
-    expect(l2.gateway.of(SOURCE)[0]!.tdd.execution).toMatchObject({ subtask: 1, attempt: 1 });
-    expect(l2.gateway.of(CONSUMER)).toHaveLength(0);
-    finish(l2.job, l2.gateway.of(SOURCE)[0]!, [100, 0, 0, 100]);
-    await until(() => l2.gateway.of(CONSUMER).length === 4, 'every consumer to run again');
-    expect(l2.gateway.of(CONSUMER).find((d) => d.tdd.execution!.subtask === 0)!.tdd.execution!.attempt).toBe(1);
-    await leaders.kill(l2);
-
-    // The drop is in the log: a third leader does not find consumer#0 finished either.
-    const l3 = await leaders.elect({ config: SMALL_TASKS });
-    expect(l3.job.graph.executionVertex(CONSUMER, 0)!.state).not.toBe('FINISHED');
   });
 });
