@@ -81,14 +81,19 @@ describe.skipIf(!available)('remote shuffle and kept running tasks on etcd HA', 
       30_000,
       'every source subtask finished',
     );
-    // The TaskManager that runs a middle subtask: its death costs that running task only.
+    // The TaskManager that runs a middle subtask: its death costs that running task only. (Polling
+    // until only one ran made the survivors empty, once in CI.)
     const running = await cluster.waitFor(
       async () => {
         const now = runningAt(await cluster.taskEvents(), jobId);
-        return now.some((r) => r.vertexId === middle.id) ? now : undefined;
+        // Every middle subtask: the one on the TaskManager that dies, and one that survives.
+        // Its parallelism is decided once the sources finished: read it now, not at submission.
+        const parallelism = (await cluster.status(jobId)).vertices[1]!.parallelism;
+        const mid = now.filter((r) => r.vertexId === middle.id).length;
+        return parallelism > 0 && mid === parallelism ? now : undefined;
       },
       30_000,
-      'a middle subtask to run',
+      'every middle subtask to run',
     );
     const leader = (await cluster.leader())!;
     const victim = running.find((r) => r.vertexId === middle.id)!.taskManagerId;
