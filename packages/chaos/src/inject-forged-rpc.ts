@@ -24,9 +24,10 @@ import { parseTaskEvents } from './task-log.js';
  */
 
 type Of<K extends FaultPlan['kind']> = Extract<FaultPlan, { kind: K }>;
+type ClusterProcess = Awaited<ReturnType<RunContext['cluster']['processes']>>[number];
 
 /** A running execution of the job on `tmId` (its last lifecycle event is the deploy), from the TaskManager's log. */
-export async function runningExecution(r: RunContext, tmId: string): Promise<ForgeryContext['running'] | undefined> {
+async function runningExecution(r: RunContext, tmId: string): Promise<ForgeryContext['running'] | undefined> {
   const events = parseTaskEvents(await r.cluster.log(tmId), tmId).filter((e) => e.jobId === r.jobId);
   const last = new Map<string, (typeof events)[number]>();
   for (const e of events) last.set(`${e.vertexId}#${e.subtask}#${e.attempt}#${e.epoch ?? 0}`, e);
@@ -45,30 +46,32 @@ async function wrongSecurity(r: RunContext, seed: number): Promise<ClusterSecuri
   return ClusterSecurity.of(Configuration.of({ 'security.auth.token-file': file }));
 }
 
+/**
+ * The TaskManager hostile calls aim at: `preferredId` if it runs a task of the job, else the first
+ * live one that does (calls at a made-up execution prove nothing), else the first live one.
+ */
+export async function targetTaskManager(
+  r: RunContext,
+  preferredId: string,
+): Promise<{ tm: ClusterProcess | undefined; running: ForgeryContext['running'] | undefined }> {
+  const tms = (await r.cluster.processes()).filter((p) => p.role === 'taskmanager');
+  const wanted = tms.find((p) => p.id === preferredId);
+  let tm: ClusterProcess | undefined;
+  for (const p of wanted ? [wanted, ...tms.filter((x) => x !== wanted)] : tms) {
+    if (!(await r.cluster.isAlive(p.id))) continue;
+    tm ??= p;
+    const running = await runningExecution(r, p.id);
+    if (running) return { tm: p, running };
+  }
+  return { tm, running: undefined };
+}
+
 export async function injectForgedRpc(r: RunContext, f: Of<'forged-rpc'>, h: FaultHooks): Promise<void> {
   const leader = await r.cluster.leader();
   if (!leader || !(await r.cluster.isAlive(leader.jobmasterId))) return h.note('no live leader to forge calls to');
   const jm = await r.cluster.process(leader.jobmasterId);
-  const tms = (await r.cluster.processes()).filter((p) => p.role === 'taskmanager');
-  let tm = tms.find((p) => p.id === `tm-${f.taskManager}`);
-  if (!tm || !(await r.cluster.isAlive(tm.id))) {
-    const alive = [];
-    for (const p of tms) if (await r.cluster.isAlive(p.id)) alive.push(p);
-    tm = alive[0];
-  }
+  const { tm, running } = await targetTaskManager(r, `tm-${f.taskManager}`);
   if (!tm) return h.note('no live TaskManager to forge calls to');
-  let running = await runningExecution(r, tm.id);
-  if (!running) {
-    // Calls at a made-up execution prove nothing: aim at a live TaskManager that runs a task of the job.
-    for (const p of tms) {
-      if (p.id === tm.id || !(await r.cluster.isAlive(p.id))) continue;
-      running = await runningExecution(r, p.id);
-      if (running) {
-        tm = p;
-        break;
-      }
-    }
-  }
   const target = tm;
   const partition = (await finishedPartitions(r)).find((p) => p.holderId === target.id);
   const ctx: ForgeryContext = {

@@ -1,5 +1,5 @@
 import type { FaultPlan } from './faults.js';
-import { runningExecution } from './inject-forged-rpc.js';
+import { targetTaskManager } from './inject-forged-rpc.js';
 import type { FaultHooks } from './inject-hostile.js';
 import {
   MALFORMED_GRPC,
@@ -30,20 +30,7 @@ export async function injectMalformedCredentials(
   const leader = await r.cluster.leader();
   if (!leader || !(await r.cluster.isAlive(leader.jobmasterId))) return h.note('no live leader to send to');
   const jm = await r.cluster.process(leader.jobmasterId);
-  const tms = (await r.cluster.processes()).filter((p) => p.role === 'taskmanager');
-  const wanted = tms.find((p) => p.id === `tm-${f.taskManager}`);
-  const ordered = wanted ? [wanted, ...tms.filter((p) => p !== wanted)] : tms;
-  let tm: (typeof tms)[number] | undefined;
-  let running: Awaited<ReturnType<typeof runningExecution>>;
-  for (const p of ordered) {
-    if (!(await r.cluster.isAlive(p.id))) continue;
-    tm ??= p;
-    running = await runningExecution(r, p.id);
-    if (running) {
-      tm = p;
-      break;
-    }
-  }
+  const { tm, running } = await targetTaskManager(r, `tm-${f.taskManager}`);
   if (!tm) return h.note('no live TaskManager to send to');
   const targets = [jm, tm];
   const pids = new Map(targets.map((p) => [p.id, p.pid]));
