@@ -10,9 +10,9 @@
  *   --parallelism P         parallelism of the source and the numbering (default: the number of splits)
  *
  * The coordinator supports batch snapshots: after a JobMaster failover the new leader restores
- * the newest snapshot (the next id to hand out) and reruns only the subtasks that finished after
- * it, so no id is ever handed out twice. Subtasks that kept running through the failover
- * (keep-running-tasks) are kept: `subtaskAdopted` takes the blocks they hold into the state.
+ * the newest snapshot (the next id to hand out). Subtasks that finished after it, and those that
+ * kept running through the failover (keep-running-tasks), are kept: `subtaskAdopted` takes the
+ * blocks they got into the state, so no id is ever handed out twice.
  */
 import {
   defineJob,

@@ -108,9 +108,22 @@ describe('user operator coordinators', () => {
     expect(report).toMatchObject({ restartedFromScratch: false, executionsRecovered: atKill.size });
   });
 
-  it('reruns the subtasks that finished after the newest snapshot (min-pause not passed)', async () => {
-    // The default pause of 3 min: only the first finished subtask's event carries a snapshot.
-    const { atKill, report } = await killMidJob('snapshot-first', {});
+  it('keeps the subtasks that finished after the newest snapshot: their events hold the blocks they got', async () => {
+    // The default pause of 3 min: only the first finished subtask's event carries a snapshot;
+    // the others carry their answers, which the restored coordinator takes back (subtaskAdopted).
+    // Running subtasks rerun (keep-running off): adopting them would also tell the coordinator
+    // of later blocks, and hide a kept subtask whose block is handed out again.
+    const { atKill, report } = await killMidJob('snapshot-first', {
+      'execution.batch.job-recovery.keep-running-tasks': 'false',
+    });
+    expect(atKill.size).toBeGreaterThanOrEqual(2);
+    expect(report).toMatchObject({ restartedFromScratch: false, executionsRecovered: atKill.size });
+  });
+
+  it('reruns them when their answers were not kept (max-held-coordinator-responses 0), as FLIP-383 does', async () => {
+    const { atKill, report } = await killMidJob('snapshot-first-unkept', {
+      'execution.batch.job-recovery.max-held-coordinator-responses': '0',
+    });
     expect(atKill.size).toBeGreaterThanOrEqual(2);
     expect(report).toMatchObject({ restartedFromScratch: false, executionsRecovered: 1 });
     expect(report.executionsReset).toBeGreaterThanOrEqual(atKill.size - 1);

@@ -88,12 +88,14 @@ export async function writeFixture(opts: ReplayBenchOptions, baseDir: string): P
   const coordinators = new OperatorCoordinators({
     operators: built.operators,
     logger: silentLogger(),
+    maxHeldResponses: config.getInt('execution.batch.job-recovery.max-held-coordinator-responses'),
     onFailure: (reason) => {
       throw new Error(reason);
     },
   });
   const recorder = new JobEventRecorder({
     jobId: graph.job_id,
+    epoch: 1,
     events,
     coordinators,
     snapshotMinPauseMs: config.getDurationMs('execution.batch.job-recovery.snapshot.min-pause'),

@@ -9,9 +9,11 @@
  * JobMaster failover (FLIP-383): a coordinator that declares `supportsBatchSnapshot` is
  * snapshotted with `snapshotState(-1)` when a subtask of its vertex finishes (at most every
  * `execution.batch.job-recovery.snapshot.min-pause`, and always when the vertex finishes); a new
- * leader rebuilds it with `restore` from the newest snapshot, keeps the subtasks that finished
- * before that snapshot and reruns the ones that finished after it. Without batch snapshots a
- * vertex that had not finished reruns all its subtasks against a fresh coordinator.
+ * leader rebuilds it with `restore` from the newest snapshot and keeps the subtasks that finished
+ * before that snapshot. The ones that finished after it are kept too when the coordinator has
+ * `subtaskAdopted` (it is handed the answers each got, as recorded with its finished event), and
+ * rerun otherwise. Without batch snapshots a vertex that had not finished reruns all its subtasks
+ * against a fresh coordinator.
  */
 
 export interface OperatorCoordinatorContext {
@@ -33,12 +35,13 @@ export interface OperatorCoordinator<Req = unknown, Res = unknown, State = unkno
   /** The attempt finished: what it did is final. */
   subtaskFinished?(subtask: number, attempt: number): void;
   /**
-   * After a JobMaster failover (execution.batch.job-recovery.keep-running-tasks): `attempt` of
-   * `subtask` kept running, or finished while there was no leader, and is kept, not rerun.
+   * After a JobMaster failover: `attempt` of `subtask` kept running
+   * (execution.batch.job-recovery.keep-running-tasks), finished while there was no leader, or
+   * finished after the snapshot this coordinator was restored from, and is kept, not rerun.
    * `responses` are all this coordinator's answers to that attempt, oldest first, some perhaps
-   * already in the snapshot this coordinator was restored from: take them into the state so that
-   * nothing the attempt holds is handed out again. Called before the attempt's next request.
-   * Without this hook (or without batch snapshots) the attempt is canceled and rerun.
+   * already in that snapshot: take them into the state so that nothing the attempt holds is
+   * handed out again. Called before any request is answered. Without this hook (or without batch
+   * snapshots) the attempt is canceled or rerun.
    */
   subtaskAdopted?(subtask: number, attempt: number, responses: readonly Res[]): void;
   /** The coordinator's state; only valid for -1 (a batch snapshot) when `supportsBatchSnapshot`. */

@@ -73,6 +73,7 @@ export class JobMaster {
     this.coordinators = new OperatorCoordinators({
       operators,
       logger: this.logger,
+      maxHeldResponses: this.jobConfig.getInt('execution.batch.job-recovery.max-held-coordinator-responses'),
       onFailure: (reason) => void this.failJob(reason),
     });
     this.restartStrategy = FixedDelayRestartBackoffTimeStrategy.fromConfig(this.jobConfig);

@@ -24,6 +24,7 @@ class Counter implements OperatorCoordinator<{ add: number }, number, { total: n
 
 function holder(
   provider: OperatorCoordinatorProvider<{ add: number }, number, { total: number }>,
+  maxHeldResponses = 10_000,
 ): OperatorCoordinatorHolder {
   return new OperatorCoordinatorHolder(
     'v-op-1',
@@ -32,6 +33,7 @@ function holder(
     provider as OperatorCoordinatorProvider,
     3,
     silentLogger(),
+    maxHeldResponses,
   );
 }
 
@@ -77,6 +79,50 @@ describe('OperatorCoordinatorHolder', () => {
         },
       }),
     ).toThrow("coordinator of 'Count' (op-2): creating it failed: no");
+  });
+});
+
+describe('OperatorCoordinatorHolder answers kept for finished events', () => {
+  const adopting = (): OperatorCoordinatorProvider<{ add: number }, number, { total: number }> => ({
+    create: () => Object.assign(new Counter(0), { subtaskAdopted: () => {} }),
+    restore: (_ctx, s) => new Counter(s.total),
+  });
+  const answers = (inc: Uint8Array | undefined) =>
+    inc && OperatorCoordinatorHolder.responsesOfIncrement(inc)?.map((j) => JSON.parse(j) as unknown);
+
+  it("records every answer of the subtask's current attempt, and forgets a reset one", async () => {
+    const h = holder(adopting());
+    await h.handleRequest(1, 0, '{"add":2}');
+    await h.handleRequest(1, 0, '{"add":3}');
+    expect(answers(h.increment(1, 0, true))).toEqual([2, 5]);
+    // Asked nothing: nothing to record, if this leader deployed it; unknown if not.
+    expect(answers(h.increment(0, 0, true))).toEqual([]);
+    expect(h.increment(0, 0, false)).toBeUndefined();
+    h.subtaskReset(1, 1);
+    await h.handleRequest(1, 1, '{"add":1}');
+    expect(answers(h.increment(1, 1, true))).toEqual([6]);
+  });
+
+  it("an adopted attempt's answers are the TaskManager's list and what came after", async () => {
+    const h = holder(adopting());
+    h.subtaskAdopted(2, 4, ['10', '20']);
+    await h.handleRequest(2, 4, '{"add":1}');
+    expect(answers(h.increment(2, 4, false))).toEqual([10, 20, 1]);
+  });
+
+  it('records nothing past max-held-coordinator-responses, nor for a coordinator without subtaskAdopted', async () => {
+    const h = holder(adopting(), 2);
+    for (let i = 0; i < 3; i++) await h.handleRequest(0, 0, '{"add":1}');
+    expect(h.increment(0, 0, true)).toBeUndefined();
+    const plain = holder({ create: () => new Counter(0), restore: (_ctx, s) => new Counter(s.total) });
+    await plain.handleRequest(0, 0, '{"add":1}');
+    expect(plain.increment(0, 0, true)).toBeUndefined();
+  });
+
+  it('an increment that does not parse as a list is refused, not thrown', () => {
+    expect(OperatorCoordinatorHolder.responsesOfIncrement(Buffer.from('{"a":1}'))).toBeUndefined();
+    expect(OperatorCoordinatorHolder.responsesOfIncrement(Buffer.from('[1,'))).toBeUndefined();
+    expect(OperatorCoordinatorHolder.responsesOfIncrement(Buffer.from('[{"a":1},null]'))).toEqual(['{"a":1}', 'null']);
   });
 });
 

@@ -16,6 +16,13 @@ export class OperatorCoordinatorHolder {
   private readonly ctx: OperatorCoordinatorContext;
   /** Settles once `start()` of the current coordinator did; requests wait for it. */
   private starting: Promise<void> | undefined;
+  /**
+   * Every answer to each subtask's current attempt, JSON, oldest first, recorded with the
+   * attempt's finished event: a new leader restored from an older snapshot hands them to
+   * `subtaskAdopted` instead of rerunning the subtask. Past `maxHeldResponses` the list is
+   * incomplete and the subtask reruns as FLIP-383 does.
+   */
+  private readonly answered = new Map<number, { attempt: number; json: string[]; complete: boolean }>();
 
   constructor(
     readonly vertexId: string,
@@ -24,6 +31,8 @@ export class OperatorCoordinatorHolder {
     private readonly provider: OperatorCoordinatorProvider,
     parallelism: number,
     private readonly logger: Logger,
+    /** execution.batch.job-recovery.max-held-coordinator-responses */
+    private readonly maxHeldResponses: number,
   ) {
     this.ctx = { operatorId, operatorName, parallelism };
     this.coordinator = this.userCall('creating it', () => provider.create(this.ctx));
@@ -58,12 +67,49 @@ export class OperatorCoordinatorHolder {
     return this.supportsBatchSnapshot() && typeof this.coordinator.subtaskAdopted === 'function';
   }
 
-  /** The coordinator's `subtaskAdopted`, with the responses (JSON) the TaskManager kept for the attempt. */
+  /**
+   * The coordinator's `subtaskAdopted`, with the responses (JSON) the attempt got: kept by its
+   * TaskManager (a running attempt) or recorded with its finished event. They are the attempt's
+   * answers from now on, for its own finished event.
+   */
   subtaskAdopted(subtask: number, attempt: number, responsesJson: readonly string[]): void {
     const responses = this.userCall(`reading the responses kept for subtask ${subtask}`, () =>
       responsesJson.map((j) => JSON.parse(j) as unknown),
     );
+    this.answered.set(subtask, { attempt, json: [...responsesJson], complete: true });
     this.userCall(`subtaskAdopted(${subtask})`, () => this.coordinator.subtaskAdopted?.(subtask, attempt, responses));
+  }
+
+  /**
+   * Every answer `attempt` of `subtask` got, as the increment its finished event records (a JSON
+   * array); undefined when they are not all known: more than `maxHeldResponses`, or an attempt
+   * this leader neither deployed nor adopted. `deployedHere`: this leader deployed the attempt,
+   * so every request of it came here (one without an entry asked nothing).
+   */
+  increment(subtask: number, attempt: number, deployedHere: boolean): Uint8Array | undefined {
+    if (!this.supportsAdoption()) return undefined;
+    const entry = this.answered.get(subtask);
+    const json = entry?.attempt === attempt ? (entry.complete ? entry.json : undefined) : deployedHere ? [] : undefined;
+    return json && Buffer.from(`[${json.join(',')}]`, 'utf8');
+  }
+
+  /** The responses of a finished event's increment (see `increment`); undefined when it does not parse. */
+  static responsesOfIncrement(state: Uint8Array): string[] | undefined {
+    try {
+      const responses = JSON.parse(Buffer.from(state).toString('utf8')) as unknown;
+      return Array.isArray(responses) ? responses.map((r) => JSON.stringify(r ?? null)) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private keepAnswer(subtask: number, attempt: number, json: string): void {
+    let entry = this.answered.get(subtask);
+    if (entry && entry.attempt > attempt) return;
+    if (!entry || entry.attempt !== attempt)
+      this.answered.set(subtask, (entry = { attempt, json: [], complete: true }));
+    if (entry.json.length < this.maxHeldResponses) entry.json.push(json);
+    else entry.complete = false;
   }
 
   start(): Promise<void> {
@@ -81,6 +127,7 @@ export class OperatorCoordinatorHolder {
   /** Replaces the coordinator with one rebuilt from `state` (a `snapshotNow()`), or a fresh one. */
   async resetToCheckpoint(state: Uint8Array | undefined): Promise<void> {
     await this.close();
+    this.answered.clear();
     this.coordinator =
       state === undefined
         ? this.userCall('creating it', () => this.provider.create(this.ctx))
@@ -113,10 +160,13 @@ export class OperatorCoordinatorHolder {
       throw this.failure(`handling a request of subtask ${subtask} (attempt ${attempt})`, err);
     }
     // undefined (a request without an answer) travels as null.
-    return JSON.stringify(answer ?? null);
+    const json = JSON.stringify(answer ?? null);
+    this.keepAnswer(subtask, attempt, json);
+    return json;
   }
 
   subtaskReset(subtask: number, nextAttempt: number): void {
+    this.answered.delete(subtask);
     this.userCall(`subtaskReset(${subtask})`, () => this.coordinator.subtaskReset?.(subtask, nextAttempt));
   }
 

@@ -6,6 +6,8 @@ export interface OperatorCoordinatorsContext {
   /** The job module's operators by id: the sources and the user coordinators come from them. */
   readonly operators: ReadonlyMap<string, Transformation>;
   readonly logger: Logger;
+  /** execution.batch.job-recovery.max-held-coordinator-responses: answers kept per attempt. */
+  readonly maxHeldResponses: number;
   /** A coordinator failed in user code: the job fails (its state is now unknown). */
   onFailure(reason: string): void;
 }

@@ -69,7 +69,16 @@ export class OperatorCoordinators {
   /** Creates and starts the user coordinators of a vertex that was just initialized. */
   async createUserCoordinators(ejv: ExecutionJobVertex, started = true): Promise<void> {
     const holders = this.coordinatedOperators(ejv).map(
-      (op) => new OperatorCoordinatorHolder(ejv.id, op.id, op.name, op.coordinator!, ejv.parallelism, this.ctx.logger),
+      (op) =>
+        new OperatorCoordinatorHolder(
+          ejv.id,
+          op.id,
+          op.name,
+          op.coordinator!,
+          ejv.parallelism,
+          this.ctx.logger,
+          this.ctx.maxHeldResponses,
+        ),
     );
     if (holders.length === 0) return;
     this.user.set(ejv.id, holders);

@@ -21,7 +21,7 @@ export const RECOVERY_OPTIONS = {
     kind: 'int',
     default: '10000',
     description:
-      'Responses of one user coordinator a TaskManager keeps per running attempt for an adopting leader; an attempt with more is rerun instead.',
+      'Responses of one user coordinator kept per attempt: by the TaskManager for an adopting leader, and by the JobMaster in the finished event; an attempt with more is rerun instead.',
   },
   'execution.batch.job-recovery.previous-worker.recovery.timeout': {
     kind: 'duration',

@@ -41,7 +41,7 @@ interface IdBlock {
 /** examples/unique-ids.ts's coordinator: hands out blocks of ids, snapshot = the next id. */
 class IdBlocks implements OperatorCoordinator<IdRequest, IdBlock, { next: number }> {
   readonly supportsBatchSnapshot = true;
-  constructor(private next: number) {}
+  constructor(protected next: number) {}
   handleRequest(_subtask: number, _attempt: number, r: IdRequest): IdBlock {
     const block = { start: this.next, count: r.count };
     this.next += r.count;
@@ -55,6 +55,38 @@ const idBlocks: OperatorCoordinatorProvider<IdRequest, IdBlock, { next: number }
   create: () => new IdBlocks(0),
   restore: (_ctx, state) => new IdBlocks(state.next),
 };
+
+/** The same, told what a subtask kept after a failover got (`subtaskAdopted`). */
+class AdoptingIdBlocks extends IdBlocks {
+  subtaskAdopted(_subtask: number, _attempt: number, blocks: readonly IdBlock[]): void {
+    for (const b of blocks) this.next = Math.max(this.next, b.start + b.count);
+  }
+}
+
+/** One vertex: a sequence source numbered by `coordinator` and written as text. */
+function uniqueIds(coordinator: OperatorCoordinatorProvider<IdRequest, IdBlock, { next: number }>) {
+  return defineJob('unique-ids', (env) => {
+    env
+      .generateSequence(0, 99, { splitSize: 34 })
+      .process(() => ({ processBatch: () => {} }), { coordinator })
+      .writeAsText(out);
+  });
+}
+const V = 'v-op-1';
+
+/** Runs subtask `d`: takes a block of 100 ids from the coordinator and writes them as its output. */
+async function numberLines(l: Leader, d: Deployment): Promise<void> {
+  const res = await l.job.handleCoordinationRequest({
+    epoch: d.tdd.epoch,
+    execution: d.tdd.execution,
+    operator_id: 'op-2',
+    request_json: JSON.stringify({ count: 100 }),
+  });
+  const block = JSON.parse(res.response_json ?? 'null') as IdBlock;
+  await writeSinkFile(d, Array.from({ length: block.count }, (_, i) => `${block.start + i}`).join('\n') + '\n');
+}
+const subtask = (d: Deployment) => d.tdd.execution!.subtask;
+const bySubtask = (ds: Deployment[]) => ds.sort((x, y) => subtask(x) - subtask(y));
 
 describe('batch job recovery in one process', () => {
   let leaders: InProcessLeaders | undefined;
@@ -73,28 +105,8 @@ describe('batch job recovery in one process', () => {
    * reset, V#1's old output comes back and the job commits duplicate ids.
    */
   it('an execution dropped at replay is recorded as reset, so a third leader does not resurrect it', async () => {
-    const def = defineJob('unique-ids', (env) => {
-      env
-        .generateSequence(0, 99, { splitSize: 34 })
-        .process(() => ({ processBatch: () => {} }), { coordinator: idBlocks })
-        .writeAsText(out);
-    });
-    const { graph, operators } = await graphOf(def);
+    const { graph, operators } = await graphOf(uniqueIds(idBlocks));
     leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
-    const V = 'v-op-1';
-
-    /** Runs subtask `d`: takes a block of 100 ids from the coordinator and writes them as its output. */
-    async function numberLines(l: Leader, d: Deployment): Promise<void> {
-      const res = await l.job.handleCoordinationRequest({
-        epoch: d.tdd.epoch,
-        execution: d.tdd.execution,
-        operator_id: 'op-2',
-        request_json: JSON.stringify({ count: 100 }),
-      });
-      const block = JSON.parse(res.response_json ?? 'null') as IdBlock;
-      await writeSinkFile(d, Array.from({ length: block.count }, (_, i) => `${block.start + i}`).join('\n') + '\n');
-    }
-    const subtask = (d: Deployment) => d.tdd.execution!.subtask;
 
     const l1 = await leaders.elect();
     await until(() => l1.gateway.of(V).length === 3, 'leader 1 to deploy three subtasks');
@@ -121,6 +133,54 @@ describe('batch job recovery in one process', () => {
     expect(subtask(c1)).toBe(1);
     await numberLines(l3, c1);
     finish(l3.job, c1);
+    await until(() => l3.job.state === 'FINISHED', 'the commit');
+    const ids = await committedLines();
+    expect(ids).toHaveLength(300);
+    expect(new Set(ids).size).toBe(300);
+  });
+
+  /*
+   * With `subtaskAdopted`, V#1 finished after snapshot S1 is kept: its event recorded the block it
+   * got, and leaders 2 and 3, restored to S1, take it back before they hand out another. Without
+   * the recorded answers (max-held-coordinator-responses 0) it reruns, as FLIP-383 does.
+   */
+  it.each([
+    ['kept by two later leaders, its block never handed out again', {}, 2],
+    [
+      'rerun when its answers were not recorded',
+      { 'execution.batch.job-recovery.max-held-coordinator-responses': '0' },
+      1,
+    ],
+  ])('a subtask that finished after the snapshot is %s', async (_name, config, recovered) => {
+    const adopting: OperatorCoordinatorProvider<IdRequest, IdBlock, { next: number }> = {
+      create: () => new AdoptingIdBlocks(0),
+      restore: (_ctx, state) => new AdoptingIdBlocks(state.next),
+    };
+    const { graph, operators } = await graphOf(uniqueIds(adopting), config);
+    leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
+    const l1 = await leaders.elect();
+    await until(() => l1.gateway.of(V).length === 3, 'leader 1 to deploy three subtasks');
+    const [a0, a1, a2] = bySubtask(l1.gateway.of(V));
+    await numberLines(l1, a0!);
+    finish(l1.job, a0!); // carries snapshot S1: next id 100
+    await numberLines(l1, a1!);
+    finish(l1.job, a1!); // within the snapshot pause: only its answer, ids 100-199
+    await numberLines(l1, a2!); // running when leader 1 dies
+    await leaders.kill(l1);
+
+    const l2 = await leaders.elect();
+    expect(l2.recoveries.at(-1)).toMatchObject({ executions_recovered: recovered, executions_reset: 2 - recovered });
+    await until(() => l2.gateway.of(V).length === 3 - recovered, 'leader 2 to rerun the rest');
+    await leaders.kill(l2); // before anything of it finished
+
+    const l3 = await leaders.elect();
+    expect(l3.recoveries.at(-1)).toMatchObject({ executions_recovered: recovered });
+    await until(() => l3.gateway.of(V).length === 3 - recovered, 'leader 3 to rerun the rest');
+    expect(l3.gateway.of(V).map(subtask).sort()).toEqual(recovered === 2 ? [2] : [1, 2]);
+    for (const d of bySubtask(l3.gateway.of(V))) {
+      await numberLines(l3, d);
+      finish(l3.job, d);
+    }
     await until(() => l3.job.state === 'FINISHED', 'the commit');
     const ids = await committedLines();
     expect(ids).toHaveLength(300);

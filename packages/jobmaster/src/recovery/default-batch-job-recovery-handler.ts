@@ -33,6 +33,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     this.keepRunning = ctx.jobConfig.getBoolean('execution.batch.job-recovery.keep-running-tasks');
     this.recorder = new JobEventRecorder({
       jobId: ctx.job.jobId,
+      epoch: ctx.epoch,
       events: ctx.events,
       coordinators: ctx.coordinators,
       shuffleMaster: ctx.shuffleMaster,

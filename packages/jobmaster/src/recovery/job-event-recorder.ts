@@ -3,12 +3,15 @@ import type { Clock, Logger, OperatorCoordinatorSnapshot } from '@rebound/core';
 import type { JobEvent, JobEventManager } from '@rebound/event-store';
 import type { CrashPoints } from '../crash-points.js';
 import type { ExecutionGraphListener, ExecutionJobVertex, ExecutionVertex } from '../execution-graph.js';
+import type { OperatorCoordinatorHolder } from '../operator-coordinator-holder.js';
 import type { OperatorCoordinators } from '../operator-coordinators.js';
 import type { ShuffleMaster } from '../shuffle/shuffle-master.js';
 
 /** What the recorder writes to and takes its snapshots from. */
 export interface JobEventRecorderOptions {
   readonly jobId: string;
+  /** The leader's epoch: attempts it deployed asked only it. */
+  readonly epoch: number;
   readonly events: JobEventManager;
   readonly coordinators: OperatorCoordinators;
   /** Absent: no shuffle snapshots (a stateless shuffle has none). */
@@ -27,9 +30,11 @@ export interface JobEventRecorderOptions {
  * Snapshots: a finished source subtask always records the splits it consumed (an increment);
  * a full coordinator snapshot goes with the event when the vertex finished or when
  * `execution.batch.job-recovery.snapshot.min-pause` has passed since the last one. User
- * coordinators have no increments: their snapshots are timed per operator, and a new leader
- * reruns the subtasks that finished after the newest one (as Flink drops finished events that
- * no snapshot follows). The ShuffleMaster's snapshot follows the same rule as the full coordinator
+ * coordinators' snapshots are timed per operator. A user coordinator with `subtaskAdopted` also
+ * gets an increment: every answer the attempt got, so that a new leader restored from an older
+ * snapshot keeps the subtask instead of rerunning it. Without one (no hook, or too many answers)
+ * the subtasks that finished after the newest snapshot rerun, as Flink drops finished events that
+ * no snapshot follows. The ShuffleMaster's snapshot follows the same rule as the full coordinator
  * snapshots, with its own clock; the ShuffleMaster decides whether it is full or incremental.
  */
 export class JobEventRecorder implements ExecutionGraphListener {
@@ -108,16 +113,11 @@ export class JobEventRecorder implements ExecutionGraphListener {
     }
     for (const h of this.coordinators.userOf(ejv.id)) {
       if (!h.supportsBatchSnapshot()) continue;
-      const now = this.clock.now();
-      if (!vertexFinished && now - (this.lastUserSnapshotAtMs.get(h.operatorId) ?? -Infinity) < this.snapshotMinPauseMs)
-        continue;
-      try {
-        snapshots.push({ operator_id: h.operatorId, state: h.snapshotNow() });
-        this.lastUserSnapshotAtMs.set(h.operatorId, now);
-      } catch (err) {
-        // Without this snapshot the subtasks finished since the last one rerun after a failover.
-        this.logger.warn({ operatorId: h.operatorId, err: errorMessage(err) }, 'coordinator snapshot failed');
-      }
+      const snapshot = this.userSnapshot(h, vertexFinished);
+      // A snapshot taken now holds what the attempt got; an older one needs its answers.
+      const answers = snapshot ? undefined : h.increment(ev.subtask, ev.attempt, ev.attemptEpoch === this.opts.epoch);
+      if (snapshot) snapshots.push({ operator_id: h.operatorId, state: snapshot });
+      if (answers) increments.push({ operator_id: h.operatorId, state: answers });
     }
     const shuffle = this.shuffleSnapshot(vertexFinished);
     this.write('ExecutionVertexFinished', () =>
@@ -143,6 +143,23 @@ export class JobEventRecorder implements ExecutionGraphListener {
         vertexFinished,
       ),
     );
+  }
+
+  /** A user coordinator's full snapshot, when one is due (its own min-pause clock). */
+  private userSnapshot(h: OperatorCoordinatorHolder, vertexFinished: boolean): Uint8Array | undefined {
+    const now = this.clock.now();
+    if (!vertexFinished && now - (this.lastUserSnapshotAtMs.get(h.operatorId) ?? -Infinity) < this.snapshotMinPauseMs)
+      return undefined;
+    try {
+      const state = h.snapshotNow();
+      this.lastUserSnapshotAtMs.set(h.operatorId, now);
+      return state;
+    } catch (err) {
+      // Without this snapshot the subtasks finished since the last one rerun after a failover,
+      // unless their answers are recorded.
+      this.logger.warn({ operatorId: h.operatorId, err: errorMessage(err) }, 'coordinator snapshot failed');
+      return undefined;
+    }
   }
 
   /** The ShuffleMaster's snapshot fields of a finished event; none when none is due or it is empty. */

@@ -91,19 +91,40 @@ export class ReplayedJobState {
 
   /**
    * Forgets the vertex's executions that finished after the newest snapshot of coordinator
-   * `operatorId` (all of them without one, or without an operator): what they did is not in the
-   * state the coordinator is restored to, so they must run again. Returns how many it forgot.
+   * `operatorId` (all of them without one, or without an operator), unless `keep` says the
+   * coordinator can be told what they did: otherwise it is not in the state the coordinator is
+   * restored to, so they must run again. Returns how many it forgot.
    */
-  dropFinishedAfterSnapshot(vertexId: string, operatorId?: string): number {
-    const covered = operatorId === undefined ? -1 : (this.snapshotSeq.get(operatorId) ?? -1);
+  dropFinishedAfterSnapshot(
+    vertexId: string,
+    operatorId?: string,
+    keep: (e: ExecutionVertexFinishedEvent__Output) => boolean = () => false,
+  ): number {
     let dropped = 0;
     for (const [key, e] of this.finished) {
-      if (e.vertex_id !== vertexId || this.finishedSeq.get(key)! <= covered) continue;
+      if (!this.isAfterSnapshot(key, e, vertexId, operatorId) || keep(e)) continue;
       this.finished.delete(key);
       this.dropped.push(e);
       dropped++;
     }
     return dropped;
+  }
+
+  /** The vertex's kept executions that finished after the newest snapshot of `operatorId`, in finish order. */
+  finishedAfterSnapshot(vertexId: string, operatorId: string): ExecutionVertexFinishedEvent__Output[] {
+    return [...this.finished]
+      .filter(([key, e]) => this.isAfterSnapshot(key, e, vertexId, operatorId))
+      .map(([, e]) => e);
+  }
+
+  private isAfterSnapshot(
+    key: string,
+    e: ExecutionVertexFinishedEvent__Output,
+    vertexId: string,
+    operatorId: string | undefined,
+  ): boolean {
+    const covered = operatorId === undefined ? -1 : (this.snapshotSeq.get(operatorId) ?? -1);
+    return e.vertex_id === vertexId && this.finishedSeq.get(key)! > covered;
   }
 
   finishedOf(vertexId: string): ExecutionVertexFinishedEvent__Output[] {

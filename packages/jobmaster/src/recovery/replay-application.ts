@@ -1,6 +1,7 @@
 import { ErrorCode, ReboundError } from '@rebound/core';
-import type { RecoveryReport } from '@rebound/core';
+import type { ExecutionVertexFinishedEvent__Output, RecoveryReport } from '@rebound/core';
 import type { SourceSplit } from '@rebound/api';
+import { OperatorCoordinatorHolder } from '../operator-coordinator-holder.js';
 import type { BatchJobRecoveryContext } from './batch-job-recovery-context.js';
 import type { JobEventRecorder } from './job-event-recorder.js';
 import type { ReplayedJobState } from './job-event-replay.js';
@@ -102,6 +103,9 @@ export async function applyReplay(
     for (const h of holders) {
       if (h.supportsBatchSnapshot()) {
         await h.resetToCheckpoint(replayed.snapshots.get(h.operatorId));
+        // What the subtasks kept after that snapshot got goes into the restored state.
+        for (const e of replayed.finishedAfterSnapshot(vertexId, h.operatorId))
+          h.subtaskAdopted(e.subtask, e.attempt, recordedAnswers(e, h.operatorId)!);
       } else {
         if (ejv.isFinished()) coordinators.restartAllOnResetOf(vertexId);
         await h.start();
@@ -118,14 +122,27 @@ export async function applyReplay(
 
 /**
  * User coordinators are restored from their newest snapshot: executions of their vertices that
- * finished after it rerun, and so do all of a vertex whose coordinator has no batch snapshots
- * unless the vertex had finished (FLIP-383 drops finished events no snapshot covers).
+ * finished after it rerun, unless their events recorded every answer they got and the
+ * coordinator can take them back (`subtaskAdopted`). All of a vertex whose coordinator has no
+ * batch snapshots rerun unless the vertex had finished (FLIP-383 drops finished events no
+ * snapshot covers).
  */
+/** The answers coordinator `operatorId` gave the finished attempt, as its event recorded them. */
+function recordedAnswers(e: ExecutionVertexFinishedEvent__Output, operatorId: string): string[] | undefined {
+  const inc = e.coordinator_increments.find((c) => c.operator_id === operatorId);
+  return inc && OperatorCoordinatorHolder.responsesOfIncrement(inc.state);
+}
+
 function dropFinishedNotCoveredByCoordinators(ctx: ReplayApplication['ctx'], replayed: ReplayedJobState): number {
   let dropped = 0;
   for (const [vertexId, holders] of ctx.coordinators.userEntries()) {
     for (const h of holders)
-      if (h.supportsBatchSnapshot()) dropped += replayed.dropFinishedAfterSnapshot(vertexId, h.operatorId);
+      if (h.supportsBatchSnapshot())
+        dropped += replayed.dropFinishedAfterSnapshot(
+          vertexId,
+          h.operatorId,
+          (e) => h.supportsAdoption() && recordedAnswers(e, h.operatorId) !== undefined,
+        );
     const parallelism = replayed.initialized.get(vertexId)?.parallelism ?? 0;
     const unfinished = replayed.finishedOf(vertexId).length < parallelism;
     if (unfinished && holders.some((h) => !h.supportsBatchSnapshot()))
