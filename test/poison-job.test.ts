@@ -6,10 +6,15 @@ import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOu
 
 const POISON_JOB = 'test/fixtures/poison-job.ts';
 
+const POISON_RUNTIME = 'test/fixtures/poison-runtime.ts';
+
 /**
- * Poison jobs: job modules that exit, throw or hang when a JobMaster loads them. Before, one that
- * exited killed the leader, then the standby that took it over, until someone deleted the job by
- * hand. Now each is tried in a worker first; one that still kills JobMasters is given up after
+ * Poison jobs: job code that exits, throws, hangs, loops or allocates without bound on a
+ * JobMaster, at load time or later in its enumerator or coordinator. Before, one that exited
+ * killed the leader, then the standby that took it over, until someone deleted the job by hand.
+ * Now a job's code on the JobMaster runs in a worker thread of its own: each poison fails its
+ * own job with the reason, both JobMasters live on (same processes), and the next job runs. One
+ * that still kills JobMasters (a SIGKILL of its whole process) is given up after
  * jobmaster.job-load.max-crashes of them.
  */
 describe('poison jobs', () => {
@@ -23,7 +28,11 @@ describe('poison jobs', () => {
       jobmasters: 2,
       taskmanagers: 2,
       slots: 2,
-      config: { 'jobmaster.job-module.load-timeout': '5 s' },
+      config: {
+        'jobmaster.job-module.load-timeout': '5 s',
+        'jobmaster.user-code.call-timeout': '2 s',
+        'jobmaster.user-code.heap-size': '64 mb',
+      },
     });
     data = await makeTempDir('rebound-it-poison-');
     input = join(data, 'in');
@@ -38,6 +47,11 @@ describe('poison jobs', () => {
   async function jobMastersAlive(): Promise<boolean[]> {
     const jms = (await cluster.processes()).filter((p) => p.role === 'jobmaster');
     return Promise.all(jms.map((p) => cluster.isAlive(p.id)));
+  }
+
+  /** The JobMasters' pids: alive, they are still the processes they were. */
+  async function jobMasterPids(): Promise<number[]> {
+    return (await cluster.processes()).filter((p) => p.role === 'jobmaster').map((p) => p.pid);
   }
 
   async function expectWordCountRuns(name: string): Promise<void> {
@@ -76,21 +90,57 @@ describe('poison jobs', () => {
     await expectWordCountRuns(`good-after-${mode}`);
   });
 
-  it('a module that kills JobMasters outside the worker is failed after max-crashes of them', async () => {
+  it('a module that exits only on a JobMaster main thread no longer harms it: the job runs', async () => {
+    const pids = await jobMasterPids();
+    const out = join(data, 'out-exit-main');
+    const r = await cluster.submit(POISON_JOB, ['--poison', 'exit-main', '--input', input, '--output', out], {
+      wait: true,
+      timeoutMs: 120_000,
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(diffMaps(await countWordsInFiles(files), await readSinkOutput(out))).toEqual([]);
+    expect(await jobMasterPids()).toEqual(pids);
+    expect(await jobMastersAlive()).toEqual([true, true]);
+  });
+
+  it.each([
+    ['timer-throw', /user code on the JobMaster crashed: .*the enumerator blew up in a timer/],
+    ['split-exit', /user code on the JobMaster called process\.exit\(3\)/],
+    [
+      'coordinator-loop',
+      /user code on the JobMaster stopped answering for \d+ ms \(jobmaster\.user-code\.call-timeout 2000 ms\)/,
+    ],
+    ['split-alloc', /user code on the JobMaster ran out of its heap \(jobmaster\.user-code\.heap-size 64 MiB\)/],
+  ])('an enumerator or coordinator that does %s fails its job; the JobMasters live on', async (mode, reason) => {
+    const pids = await jobMasterPids();
+    const r = await cluster.submit(POISON_RUNTIME, ['--poison', mode, '--output', join(data, `out-${mode}`)], {
+      wait: true,
+      timeoutMs: 120_000,
+    });
+    expect(r.code).not.toBe(0);
+    const status = await cluster.status(r.jobId);
+    expect(status.state).toBe('FAILED');
+    expect(status.failure).toMatch(reason);
+    expect(await jobMasterPids()).toEqual(pids);
+    expect(await jobMastersAlive()).toEqual([true, true]);
+    await expectWordCountRuns(`good-after-${mode}`);
+  });
+
+  it('a module that kills its JobMaster from the worker is failed after max-crashes of them', async () => {
     const jobsDir = join(cluster.haDir, 'jobs');
     const before = new Set(await readdir(jobsDir));
-    // Passes the isolated try-out, then exits the leader's main thread, then the standby's.
+    // A SIGKILL of the whole process, from the user-code worker: the leader, then the standby.
     await cluster.rebound([
       'submit',
       resolve(REPO_ROOT, POISON_JOB),
       '--detached',
       '--',
       '--poison',
-      'exit-main',
+      'kill-process',
       '--input',
       input,
       '--output',
-      join(data, 'out-main'),
+      join(data, 'out-kill'),
     ]);
     const jobId = (await readdir(jobsDir)).find((id) => !before.has(id));
     expect(jobId).toBeDefined();
@@ -108,6 +158,6 @@ describe('poison jobs', () => {
       /was not loaded again: 2 JobMaster\(s\) in a row died while loading it \(jobmaster\.job-load\.max-crashes=2\)/,
     );
     expect(await cluster.isAlive(jm.id)).toBe(true);
-    await expectWordCountRuns('good-after-exit-main');
+    await expectWordCountRuns('good-after-kill-process');
   });
 });

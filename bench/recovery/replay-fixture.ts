@@ -18,6 +18,7 @@ import {
 import { JobEventManager } from '@rebound/event-store';
 import {
   ExecutionGraph,
+  InProcessUserCode,
   JobEventRecorder,
   OperatorCoordinators,
   decideVertexParallelismAndInputs,
@@ -86,7 +87,7 @@ export async function writeFixture(opts: ReplayBenchOptions, baseDir: string): P
   await events.start();
   const executionGraph = new ExecutionGraph(graph);
   const coordinators = new OperatorCoordinators({
-    operators: built.operators,
+    userCode: new InProcessUserCode(built.operators, silentLogger()),
     logger: silentLogger(),
     maxHeldResponses: config.getInt('execution.batch.job-recovery.max-held-coordinator-responses'),
     onFailure: (reason) => {

@@ -36,9 +36,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createLogger, type RecoveryReport } from '@rebound/core';
+import { createLogger, silentLogger, type RecoveryReport } from '@rebound/core';
 import { JobEventManager } from '@rebound/event-store';
-import { JobMaster, TaskManagerRegistry } from '@rebound/jobmaster';
+import { InProcessUserCode, JobMaster, TaskManagerRegistry } from '@rebound/jobmaster';
 import { eventStoreOf } from './event-log.js';
 import { median } from './figures.js';
 import { startFakeTaskManagers, type FakeTaskManager } from './fake-taskmanager-processes.js';
@@ -108,7 +108,7 @@ async function recoverOnce(
     fineClock,
   );
   const reports: RecoveryReport[] = [];
-  job = new JobMaster(f.graph, f.operators, {
+  job = new JobMaster(f.graph, new InProcessUserCode(f.operators, silentLogger()), {
     epoch,
     jobmasterId: 'jm-bench',
     address: '127.0.0.1:1',

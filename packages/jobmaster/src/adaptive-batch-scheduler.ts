@@ -1,4 +1,4 @@
-import { ErrorCode, ReboundError, errorMessage, UserCodeError } from '@rebound/core';
+import { ErrorCode, ReboundError, errorMessage } from '@rebound/core';
 import type {
   ExecutionAttemptId__Output,
   ResultPartitionId__Output,
@@ -43,16 +43,10 @@ export class AdaptiveBatchScheduler {
   }
 
   async initializeSourceVertex(ejv: ExecutionJobVertex): Promise<void> {
-    const op = this.ctx.coordinators.sourceOperator(ejv);
     const configured = this.ctx.jobConfig.getInt(
       'execution.batch.adaptive.auto-parallelism.default-source-parallelism',
     );
-    let splits: number | undefined;
-    try {
-      splits = op.source.estimateSplits?.();
-    } catch (err) {
-      throw new UserCodeError(`source '${ejv.name}': estimating its splits failed: ${errorMessage(err)}`);
-    }
+    const splits = this.ctx.coordinators.estimateSplits(ejv);
     const max = ejv.jobVertex.max_parallelism || this.maxParallelism;
     // One subtask per split, except where the splits outnumber the slots SPLITS_PER_SLOT_TO_CAP
     // times or more: then one subtask per slot. Subtasks pull splits until none are left, so waves

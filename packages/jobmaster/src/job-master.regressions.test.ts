@@ -12,6 +12,7 @@ import type {
 import { buildJob, defineJob } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager, jobEventsDir } from '@rebound/event-store';
 import { JobMaster } from './job-master.js';
+import { InProcessUserCode } from './user-code/in-process-user-code.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
 import { fakeTaskManager, finishTask, until, type Retained } from './testing/fake-task-manager.js';
 
@@ -96,7 +97,7 @@ describe('JobMaster regressions', () => {
       systemClock,
     );
     const recoveries: RecoveryReport[] = [];
-    const job = new JobMaster(graph, built.operators, {
+    const job = new JobMaster(graph, new InProcessUserCode(built.operators, silentLogger()), {
       epoch,
       jobmasterId: `jm-${epoch}`,
       address: '127.0.0.1:1',

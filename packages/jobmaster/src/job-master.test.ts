@@ -6,6 +6,7 @@ import { Configuration, NotLeaderError, decodeMessage, encodeMessage, silentLogg
 import type { JobGraph__Output, TaskDeploymentDescriptor__Output } from '@rebound/core';
 import { buildJob, defineJob } from '@rebound/api';
 import { JobMaster } from './job-master.js';
+import { InProcessUserCode } from './user-code/in-process-user-code.js';
 import { TaskManagerRegistry } from './task-manager-registry.js';
 import type { ShuffleMaster } from './shuffle/shuffle-master.js';
 import { TaskManagerShuffleMaster } from './shuffle/task-manager-shuffle-master.js';
@@ -71,7 +72,7 @@ describe('JobMaster scheduling', () => {
       vertices: (built.graph.vertices ?? []).map((v) => ({ ...v, max_parallelism: 4 })),
     };
     const decoded = decodeMessage<JobGraph__Output>('JobGraph', encodeMessage('JobGraph', graph));
-    const job = new JobMaster(decoded, built.operators, {
+    const job = new JobMaster(decoded, new InProcessUserCode(built.operators, silentLogger()), {
       epoch: 7,
       jobmasterId: 'jm-test',
       address: '127.0.0.1:1',

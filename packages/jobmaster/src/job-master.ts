@@ -9,7 +9,6 @@ import type {
   ResultPartitionId__Output,
   SplitResponse,
 } from '@rebound/core';
-import type { Transformation } from '@rebound/api';
 import { AdaptiveBatchScheduler } from './adaptive-batch-scheduler.js';
 import { ExecutionGraph, type ExecutionVertex } from './execution-graph.js';
 import { Failover } from './failover.js';
@@ -33,6 +32,7 @@ import {
   type TaskSplitRequest,
 } from './task-manager-calls.js';
 import type { RegisteredTaskManager } from './task-manager-registry.js';
+import type { JobUserCode } from './user-code/job-user-code.js';
 
 /**
  * Runs one job. The parts: the AdaptiveBatchScheduler (when a vertex is initialized, with which
@@ -64,18 +64,20 @@ export class JobMaster {
 
   constructor(
     readonly jobGraph: JobGraph__Output,
-    operators: ReadonlyMap<string, Transformation>,
+    /** The job's user code on the JobMaster; closed with the job. */
+    private readonly userCode: JobUserCode,
     private readonly ctx: JobMasterContext<JobMaster>,
   ) {
     this.graph = new ExecutionGraph(jobGraph);
     this.logger = ctx.logger.child({ component: 'JobMaster', jobId: jobGraph.job_id });
     this.jobConfig = ctx.config.with(jobGraph.config);
     this.coordinators = new OperatorCoordinators({
-      operators,
+      userCode,
       logger: this.logger,
       maxHeldResponses: this.jobConfig.getInt('execution.batch.job-recovery.max-held-coordinator-responses'),
       onFailure: (reason) => void this.failJob(reason),
     });
+    userCode.onFailure((reason) => void this.failJob(reason));
     this.restartStrategy = FixedDelayRestartBackoffTimeStrategy.fromConfig(this.jobConfig);
     const { epoch, registry, clock, crashPoints } = ctx;
     const gateway = ctx.gateway ?? new RpcTaskExecutorGateway(registry);
@@ -239,7 +241,7 @@ export class JobMaster {
     this.failover.onTaskManagerLost(tmId, reason, partitionsKept || this.shuffleMaster.partitionsOutliveTaskManagers);
   }
 
-  requestSplit(req: TaskSplitRequest): SplitResponse {
+  requestSplit(req: TaskSplitRequest): Promise<SplitResponse> {
     return this.taskManagerCalls.requestSplit(req);
   }
 
@@ -306,6 +308,7 @@ export class JobMaster {
     this.scheduler.close();
     this.shuffleMaster.unregisterJob(this.jobId);
     await this.coordinators.close();
+    await this.userCode.close();
     // Globally terminal: nothing will ever be recovered, so the log goes.
     await this.recovery
       .stop(true)
@@ -322,6 +325,7 @@ export class JobMaster {
     this.shuffleMaster.unregisterJob(this.jobId);
     this.state = this.isTerminal() ? this.state : 'CREATED';
     await this.coordinators.close();
+    await this.userCode.close();
     await this.recovery.stop(false).catch(() => undefined);
   }
 

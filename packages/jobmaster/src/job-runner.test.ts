@@ -14,7 +14,7 @@ import { buildJob, bundleJobModule, loadJobModule } from '@rebound/api';
 import { jobEventsDir } from '@rebound/event-store';
 import { FileHaServices, type JobGraphStore } from '@rebound/ha';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { JobModuleProbe } from './job-module-probe.js';
+import { UserCodeWorkers } from './user-code/user-code-workers.js';
 import { JobRecordName, JobRecords } from './job-records.js';
 import { JobRunner } from './job-runner.js';
 import { TaskManagerShuffleMaster } from './shuffle/task-manager-shuffle-master.js';
@@ -34,10 +34,10 @@ const graphOf = (jobId: string, sinkPath?: string): JobGraph__Output =>
     vertices: sinkPath ? [{ id: 'sink', sink: { path: sinkPath } }] : [],
   }) as unknown as JobGraph__Output;
 
-/** Stands in for the worker that loads job modules: every module fails to load. */
-const failingProbe = {
-  check: () => Promise.reject(new Error('module throws at import')),
-} as unknown as JobModuleProbe;
+/** Stands in for the workers that load job modules: every module fails to load. */
+const failingWorkers = {
+  start: () => Promise.reject(new Error('module throws at import')),
+} as unknown as UserCodeWorkers;
 
 beforeEach(async () => {
   haDir = await mkdtemp(join(tmpdir(), 'rebound-job-runner-'));
@@ -65,7 +65,7 @@ beforeEach(async () => {
     config,
     logger,
     clock: systemClock,
-    probe: failingProbe,
+    userCodeWorkers: failingWorkers,
     electedAtMs: 0,
   });
 });
@@ -103,7 +103,7 @@ describe('JobRunner takeover', () => {
       /^takeover failed: refusing the stored commit manifest of job [0-9a-f]{32}: it is not JSON/,
     );
     expect((await store.getTerminalStatus(poison))?.failure).toBe('takeover failed: module throws at import');
-    // Its load attempt stays counted: the probe failed before the module was loaded here.
+    // Its load attempt stays counted: its worker failed before the module was loaded.
     expect(await new JobRecords(store).loadAttempts(poison)).toEqual({ attempts: 1 });
     expect(runner.jobIds()).toEqual([]);
   });
@@ -140,6 +140,7 @@ describe('JobRunner and the ShuffleMaster', () => {
     } as JobGraph__Output;
     await store.putJob(graph, (await bundleJobModule(entry)).code);
     const logFile = join(haDir, 'jobmaster.log');
+    const workers = new UserCodeWorkers();
     const ha = new FileHaServices(haDir, haDir, Configuration.of({}));
     const withoutSnapshots = new JobRunner({
       epoch: 2,
@@ -154,7 +155,7 @@ describe('JobRunner and the ShuffleMaster', () => {
       config: Configuration.of({}),
       logger: createLogger('jobmaster', { file: logFile }),
       clock: systemClock,
-      probe: { check: () => Promise.resolve() } as unknown as JobModuleProbe,
+      userCodeWorkers: workers,
       electedAtMs: 0,
     });
     try {
@@ -173,6 +174,7 @@ describe('JobRunner and the ShuffleMaster', () => {
       await expect(readdir(jobEventsDir(haDir, jobId))).rejects.toThrow(/ENOENT/);
     } finally {
       await withoutSnapshots.close();
+      await workers.close();
     }
   });
 });

@@ -1,10 +1,8 @@
 import { errorMessage, JobModuleInvalidError, isNotLeader } from '@rebound/core';
 import type { Clock, Configuration, JobGraph__Output, Logger } from '@rebound/core';
-import { buildJob, loadJobModule, type Transformation } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager } from '@rebound/event-store';
 import type { HighAvailabilityServices, JobGraphStore } from '@rebound/ha';
 import type { CrashPoints } from './crash-points.js';
-import type { JobModuleProbe } from './job-module-probe.js';
 import { JobMaster } from './job-master.js';
 import type { JobRecords } from './job-records.js';
 import { applyCommit, sinkDirectoriesOf } from './sink-committer.js';
@@ -13,6 +11,8 @@ import type { ShuffleMaster } from './shuffle/shuffle-master.js';
 import { TaskManagerShuffleMaster } from './shuffle/task-manager-shuffle-master.js';
 import type { TaskExecutorGateway } from './task-executor-gateway.js';
 import type { RegisteredTaskManager, TaskManagerRegistry } from './task-manager-registry.js';
+import type { JobUserCode } from './user-code/job-user-code.js';
+import type { UserCodeWorkers } from './user-code/user-code-workers.js';
 
 /** What a JobRunner needs from the leadership it runs jobs for. */
 export interface JobRunnerOptions {
@@ -30,8 +30,8 @@ export interface JobRunnerOptions {
   readonly config: Configuration;
   readonly logger: Logger;
   readonly clock: Clock;
-  /** Loads each job module in a worker first, so a module that kills its process kills a worker. */
-  readonly probe: JobModuleProbe;
+  /** Runs each job's module, enumerators and coordinators in a worker thread of its own. */
+  readonly userCodeWorkers: UserCodeWorkers;
   readonly crashPoints?: CrashPoints;
   readonly electedAtMs: number;
   /** When the previous leader last renewed its lease (if this leadership took over an expired one). */
@@ -43,7 +43,7 @@ export interface JobRunnerOptions {
 
 /**
  * Flink's JobManagerRunner, for every job of one leadership: takes a job from its stored graph
- * to a started JobMaster (crash quarantine, module probe and load, event store), takes over the
+ * to a started JobMaster (crash quarantine, its user-code worker, event store), takes over the
  * jobs a previous leader left unfinished, and records each job's end.
  */
 export class JobRunner {
@@ -148,40 +148,41 @@ export class JobRunner {
     await records.saveLoadAttempts(jobId, crashed + 1, epoch);
   }
 
-  /** Probes the job module in a worker, then builds the job here. */
-  private async loadOperators(
-    graph: JobGraph__Output,
-    modulePath: string,
-  ): Promise<ReadonlyMap<string, Transformation>> {
-    const cwd = graph.working_directory || undefined;
-    await this.opts.probe.check({
-      jobId: graph.job_id,
-      modulePath,
-      args: graph.job_args,
-      cwd,
-      timeoutMs: this.opts.config.getDurationMs('jobmaster.job-module.load-timeout'),
-    });
-    try {
-      const def = await loadJobModule(modulePath);
-      return (await buildJob(def, graph.job_args, { cwd })).operators;
-    } catch (err) {
-      throw new JobModuleInvalidError(
-        `job ${graph.job_id}: cannot build the job module on the JobMaster: ${errorMessage(err)}`,
-      );
-    }
-  }
-
   private async run(graph: JobGraph__Output, takeover: boolean): Promise<void> {
     const o = this.opts;
     const jobId = graph.job_id;
     const { modulePath } = await o.store.getJob(jobId);
     await this.recordLoadAttempt(jobId);
-    const operators = await this.loadOperators(graph, modulePath);
-    // Loaded here without dying: the next leader may load it again. Only loading counts: a leader
-    // killed later, while it reconciles, says nothing about the job's code.
-    await o.records.saveLoadAttempts(jobId, 0, o.epoch);
     const jobConfig = o.config.with(graph.config);
     const logger = o.logger.child({ jobId });
+    const userCode = await o.userCodeWorkers.start({
+      jobId,
+      modulePath,
+      args: graph.job_args,
+      cwd: graph.working_directory || undefined,
+      jobConfig,
+      logger,
+    });
+    try {
+      // Loaded without dying: the next leader may load it again. Only loading counts: a leader
+      // killed later, while it reconciles, says nothing about the job's code.
+      await o.records.saveLoadAttempts(jobId, 0, o.epoch);
+      await this.startJobMaster(graph, takeover, userCode, jobConfig, logger);
+    } catch (err) {
+      await userCode.close();
+      throw err;
+    }
+  }
+
+  private async startJobMaster(
+    graph: JobGraph__Output,
+    takeover: boolean,
+    userCode: JobUserCode,
+    jobConfig: Configuration,
+    logger: Logger,
+  ): Promise<void> {
+    const o = this.opts;
+    const jobId = graph.job_id;
     const jobRecoveryDisabled = this.jobRecoveryDisabled(jobConfig, logger);
     const recoveryEnabled = jobRecoveryDisabled === '';
     const events = recoveryEnabled
@@ -207,7 +208,7 @@ export class JobRunner {
       : undefined;
     const recoveries = await o.records.recoveries(jobId);
     const partitionReadCapability = await o.records.readCapability(jobId);
-    const job = new JobMaster(graph, operators, {
+    const job = new JobMaster(graph, userCode, {
       epoch: o.epoch,
       jobmasterId: o.jobmasterId,
       address: o.address,

@@ -22,7 +22,7 @@ import type {
 } from '@rebound/core';
 import { createHaServices, type HighAvailabilityServices } from '@rebound/ha';
 import { handleResultStream } from './dispatcher/result-stream.js';
-import { JobModuleProbe } from './job-module-probe.js';
+import { UserCodeWorkers } from './user-code/user-code-workers.js';
 import { LeaderServices } from './leader-services.js';
 import { startRestServer } from './rest/index.js';
 
@@ -128,7 +128,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   const port = await bindServer(server, host, config.getInt('jobmaster.port'), security.serverCredentials());
   const address = `${config.getString('jobmaster.rpc.address') || host}:${port}`;
 
-  const probe = new JobModuleProbe();
+  const userCodeWorkers = new UserCodeWorkers();
   // Before the election: a leader is observable from its first moment, a standby from its start.
   let rest;
   try {
@@ -164,7 +164,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
           config,
           logger: opts.logger.child({ epoch }),
           clock,
-          probe,
+          userCodeWorkers,
           previousLeaderLastHeardMs: election.previousLeaderLastHeardMs(),
           leadershipEnded: ended,
         });
@@ -215,7 +215,7 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       granted = undefined;
       leader = undefined;
       await l?.close();
-      await probe.close();
+      await userCodeWorkers.close();
       await restServer.close();
       await endpoints.withdraw(id).catch(() => undefined);
       await shutdownServer(server);

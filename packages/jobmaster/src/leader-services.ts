@@ -23,7 +23,7 @@ import { Dispatcher } from './dispatcher/dispatcher.js';
 import type { ExceptionHistorySnapshot } from './exception-history.js';
 import { authorizeExecutionCall } from './execution-authorization.js';
 import type { JobMaster } from './job-master.js';
-import type { JobModuleProbe } from './job-module-probe.js';
+import type { UserCodeWorkers } from './user-code/user-code-workers.js';
 import { JobRecords } from './job-records.js';
 import { JobRunner } from './job-runner.js';
 import type { LeaderView, ShuffleWorkerInfo } from './rest/leader-view.js';
@@ -44,7 +44,7 @@ export interface LeaderServicesOptions {
   readonly logger: Logger;
   readonly clock: Clock;
   /** Loads each job module in a worker first (owned by the process: bundled once, not per leadership). */
-  readonly probe: JobModuleProbe;
+  readonly userCodeWorkers: UserCodeWorkers;
   /** When the previous leader last renewed its lease (if this leadership took over an expired one). */
   readonly previousLeaderLastHeardMs?: number;
   /** Aborted the moment the election ends this leadership, before close() runs. */
@@ -142,7 +142,7 @@ export class LeaderServices implements LeaderView {
       config,
       logger,
       clock,
-      probe: opts.probe,
+      userCodeWorkers: opts.userCodeWorkers,
       crashPoints: CrashPoints.from(config, logger),
       electedAtMs: this.electedAtMs,
       previousLeaderLastHeardMs: opts.previousLeaderLastHeardMs,
@@ -215,7 +215,7 @@ export class LeaderServices implements LeaderView {
   }
 
   /** A source reader's RequestSplit: only from the TaskManager that runs the reader. */
-  requestSplit(req: SplitRequest__Output): SplitResponse {
+  requestSplit(req: SplitRequest__Output): Promise<SplitResponse> {
     const job = this.job(req.execution?.job_id ?? '');
     // A kept reader may ask before reconciliation adopted it: it is told to ask again.
     if (job.state === 'RECONCILING') {

@@ -1,9 +1,7 @@
 import { errorMessage, JobInvalidError } from '@rebound/core';
-import type { Transformation } from '@rebound/api';
 import type { ExecutionGraph, ExecutionJobVertex, ExecutionVertex } from './execution-graph.js';
-import { OperatorCoordinatorHolder } from './operator-coordinator-holder.js';
 import type { OperatorCoordinatorsContext } from './operator-coordinators-context.js';
-import { SourceCoordinator } from './source-coordinator.js';
+import type { CoordinatorHolderApi, SourceCoordinatorApi, UserOperatorInfo } from './user-code/job-user-code.js';
 
 /**
  * The coordinators of one job: a SourceCoordinator per source vertex and the user coordinators
@@ -12,35 +10,36 @@ import { SourceCoordinator } from './source-coordinator.js';
  * that was recovered as finished reruns all its subtasks when any one of them must rerun.
  */
 export class OperatorCoordinators {
-  private readonly sources = new Map<string, SourceCoordinator>();
+  private readonly sources = new Map<string, SourceCoordinatorApi>();
   /** User coordinators by vertex id. */
-  private readonly user = new Map<string, OperatorCoordinatorHolder[]>();
+  private readonly user = new Map<string, CoordinatorHolderApi[]>();
   /** Vertices without batch snapshots recovered as finished: any reset of one subtask resets all. */
   private readonly restartAllOnReset = new Set<string>();
 
   constructor(private readonly ctx: OperatorCoordinatorsContext) {}
 
-  source(vertexId: string): SourceCoordinator | undefined {
+  source(vertexId: string): SourceCoordinatorApi | undefined {
     return this.sources.get(vertexId);
   }
 
-  userOf(vertexId: string): readonly OperatorCoordinatorHolder[] {
+  userOf(vertexId: string): readonly CoordinatorHolderApi[] {
     return this.user.get(vertexId) ?? [];
   }
 
   /** Source coordinators by vertex id. */
-  sourceEntries(): IterableIterator<[string, SourceCoordinator]> {
+  sourceEntries(): IterableIterator<[string, SourceCoordinatorApi]> {
     return this.sources.entries();
   }
 
   /** User coordinators by vertex id. */
-  userEntries(): IterableIterator<[string, readonly OperatorCoordinatorHolder[]]> {
+  userEntries(): IterableIterator<[string, readonly CoordinatorHolderApi[]]> {
     return this.user.entries();
   }
 
-  sourceOperator(ejv: ExecutionJobVertex): Extract<Transformation, { kind: 'source' }> {
-    const op = this.ctx.operators.get(ejv.jobVertex.source_operator_id);
-    if (!op || op.kind !== 'source') {
+  /** The job module's source operator of source vertex `ejv`. */
+  sourceOperator(ejv: ExecutionJobVertex): UserOperatorInfo {
+    const op = this.ctx.userCode.operator(ejv.jobVertex.source_operator_id);
+    if (op?.kind !== 'source') {
       throw new JobInvalidError(
         `vertex '${ejv.name}': the job module has no source ${ejv.jobVertex.source_operator_id}`,
       );
@@ -48,38 +47,33 @@ export class OperatorCoordinators {
     return op;
   }
 
+  /** The source's `estimateSplits()` (user code). */
+  estimateSplits(ejv: ExecutionJobVertex): number | undefined {
+    return this.ctx.userCode.estimateSplits(this.sourceOperator(ejv).id);
+  }
+
   /** Creates (does not start) the SourceCoordinator of source vertex `ejv`. */
-  createSource(ejv: ExecutionJobVertex, parallelism: number): SourceCoordinator {
+  createSource(ejv: ExecutionJobVertex, parallelism: number): SourceCoordinatorApi {
     const op = this.sourceOperator(ejv);
-    const coordinator = new SourceCoordinator(op.id, ejv.name, op.source, parallelism, this.ctx.logger);
+    const coordinator = this.ctx.userCode.createSourceCoordinator(op.id, ejv.name, parallelism);
     this.sources.set(ejv.id, coordinator);
     return coordinator;
   }
 
-  /** The `process` operators of a vertex that have a coordinator. */
-  private coordinatedOperators(ejv: ExecutionJobVertex): Extract<Transformation, { kind: 'process' }>[] {
-    const out: Extract<Transformation, { kind: 'process' }>[] = [];
-    for (const id of ejv.jobVertex.operator_ids) {
-      const op = this.ctx.operators.get(id);
-      if (op?.kind === 'process' && op.coordinator) out.push(op);
-    }
-    return out;
-  }
-
   /** Creates and starts the user coordinators of a vertex that was just initialized. */
   async createUserCoordinators(ejv: ExecutionJobVertex, started = true): Promise<void> {
-    const holders = this.coordinatedOperators(ejv).map(
-      (op) =>
-        new OperatorCoordinatorHolder(
-          ejv.id,
-          op.id,
-          op.name,
-          op.coordinator!,
-          ejv.parallelism,
-          this.ctx.logger,
-          this.ctx.maxHeldResponses,
-        ),
-    );
+    const holders = ejv.jobVertex.operator_ids
+      .map((id) => this.ctx.userCode.operator(id))
+      .filter((op): op is UserOperatorInfo => op?.hasCoordinator === true)
+      .map((op) =>
+        this.ctx.userCode.createCoordinatorHolder({
+          vertexId: ejv.id,
+          operatorId: op.id,
+          operatorName: op.name,
+          parallelism: ejv.parallelism,
+          maxHeldResponses: this.ctx.maxHeldResponses,
+        }),
+      );
     if (holders.length === 0) return;
     this.user.set(ejv.id, holders);
     if (started) await Promise.all(holders.map((h) => h.start()));

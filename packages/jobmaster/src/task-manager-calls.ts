@@ -137,7 +137,7 @@ export class TaskManagerCalls {
     this.ctx.job.schedule();
   }
 
-  requestSplit(req: TaskSplitRequest): SplitResponse {
+  async requestSplit(req: TaskSplitRequest): Promise<SplitResponse> {
     // An adopted reader may ask before reconciliation is over: nothing for it yet.
     if (req.epoch === this.ctx.epoch && this.ctx.job.state === 'RECONCILING')
       return { split_json: '', no_more_splits: false, retry_after_ms: 100 };
@@ -155,7 +155,8 @@ export class TaskManagerCalls {
     }
     let answer;
     try {
-      answer = coordinator.requestSplit(ev.subtask, ev.attempt);
+      // In the job's user-code worker: this thread serves other calls meanwhile.
+      answer = await coordinator.requestSplit(ev.subtask, ev.attempt);
     } catch (err) {
       if (err instanceof ReboundError && err.code === ErrorCode.USER_CODE) {
         void this.ctx.job.failJob(err.message);

@@ -49,7 +49,18 @@ export const JOB_OPTIONS = {
     kind: 'duration',
     default: '30 s',
     description:
-      'Longest time a job module may take to load and build in the isolated worker a JobMaster tries it in first; one that takes longer fails its job.',
+      "Longest time a job module may take to load and build in its job's user-code worker on the JobMaster; one that takes longer fails its job.",
+  },
+  'jobmaster.user-code.call-timeout': {
+    kind: 'duration',
+    default: '5 s',
+    description:
+      "Longest a job's user code on the JobMaster (enumerators, coordinators) may take in a call the JobMaster waits for, or go without answering its worker's heartbeat; then its worker is ended and the job fails.",
+  },
+  'jobmaster.user-code.heap-size': {
+    kind: 'memory',
+    default: '512 mb',
+    description: "Heap of each job's user-code worker on the JobMaster; user code that needs more fails its job.",
   },
   'jobmaster.job-load.max-crashes': {
     kind: 'int',
@@ -86,6 +97,8 @@ export const JOB_RANGES: RangesOf<typeof JOB_OPTIONS> = {
   'restart-strategy.fixed-delay.delay': { min: 0, max: DAYS_24 },
   'jobmaster.job-module.load-timeout': { min: 1, max: DAYS_24 },
   'jobmaster.job-load.max-crashes': { min: 1, max: 1000 },
+  'jobmaster.user-code.call-timeout': { min: 1, max: DAYS_24 },
+  'jobmaster.user-code.heap-size': { min: 16 * 1024 * 1024, max: 64 * 1024 * 1024 * 1024 },
   'collect-sink.max-bytes': { min: 1, max: 1024 ** 3 },
   'collect-sink.max-rows': { min: 1, max: 1_000_000_000 },
   'collect-sink.fetch.timeout': { min: 1, max: DAYS_24 },

@@ -3,9 +3,9 @@ import type { Clock, Logger, OperatorCoordinatorSnapshot } from '@rebound/core';
 import type { JobEvent, JobEventManager } from '@rebound/event-store';
 import type { CrashPoints } from '../crash-points.js';
 import type { ExecutionGraphListener, ExecutionJobVertex, ExecutionVertex } from '../execution-graph.js';
-import type { OperatorCoordinatorHolder } from '../operator-coordinator-holder.js';
 import type { OperatorCoordinators } from '../operator-coordinators.js';
 import type { ShuffleMaster } from '../shuffle/shuffle-master.js';
+import type { CoordinatorHolderApi } from '../user-code/job-user-code.js';
 
 /** What the recorder writes to and takes its snapshots from. */
 export interface JobEventRecorderOptions {
@@ -146,7 +146,7 @@ export class JobEventRecorder implements ExecutionGraphListener {
   }
 
   /** A user coordinator's full snapshot, when one is due (its own min-pause clock). */
-  private userSnapshot(h: OperatorCoordinatorHolder, vertexFinished: boolean): Uint8Array | undefined {
+  private userSnapshot(h: CoordinatorHolderApi, vertexFinished: boolean): Uint8Array | undefined {
     const now = this.clock.now();
     if (!vertexFinished && now - (this.lastUserSnapshotAtMs.get(h.operatorId) ?? -Infinity) < this.snapshotMinPauseMs)
       return undefined;

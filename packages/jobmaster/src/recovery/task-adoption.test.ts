@@ -43,8 +43,8 @@ async function seqGraph(): Promise<{
   return { graph, operators: built.operators };
 }
 
-function splitOf(l: Leader, d: Deployment): string {
-  const res = l.job.requestSplit({
+async function splitOf(l: Leader, d: Deployment): Promise<string> {
+  const res = await l.job.requestSplit({
     execution: d.tdd.execution,
     epoch: d.tdd.epoch,
     operator_id: 'op-1',
@@ -96,13 +96,13 @@ describe('adopting tasks kept through a JobMaster failover', () => {
     const l1 = await leaders.elect();
     await until(() => l1.gateway.of(SOURCE).length === 4, 'leader 1 to deploy the sources');
     const subs = l1.gateway.of(SOURCE).sort((a, b) => a.tdd.execution!.subtask - b.tdd.execution!.subtask);
-    const s0 = splitOf(l1, subs[0]!);
-    const s1 = splitOf(l1, subs[1]!);
-    const s2 = splitOf(l1, subs[2]!);
-    const s3 = splitOf(l1, subs[3]!);
+    const s0 = await splitOf(l1, subs[0]!);
+    const s1 = await splitOf(l1, subs[1]!);
+    const s2 = await splitOf(l1, subs[2]!);
+    const s3 = await splitOf(l1, subs[3]!);
     finish(l1.job, subs[2]!); // its finished event carries its split and a snapshot
-    const s0b = splitOf(l1, subs[0]!);
-    splitOf(l1, subs[1]!); // the answer never reached the TaskManager: lost in flight
+    const s0b = await splitOf(l1, subs[0]!);
+    await splitOf(l1, subs[1]!); // the answer never reached the TaskManager: lost in flight
     await leaders.kill(l1);
     const heldTasks = [
       held(subs[0]!, 'RUNNING', [s0, s0b]),
@@ -128,7 +128,7 @@ describe('adopting tasks kept through a JobMaster failover', () => {
     const handed: string[] = [];
     for (const d of [first.subs[0]!, first.subs[1]!]) {
       for (;;) {
-        const res = l2.job.requestSplit({
+        const res = await l2.job.requestSplit({
           execution: d.tdd.execution,
           epoch: 2,
           deploy_epoch: 1,

@@ -19,6 +19,7 @@ import type {
 import type { Transformation } from '@rebound/api';
 import { FileSystemJobEventStore, JobEventManager } from '@rebound/event-store';
 import { JobMaster } from '../job-master.js';
+import { InProcessUserCode } from '../user-code/in-process-user-code.js';
 import type { TaskManagerDirectory } from '../recovery/task-manager-directory.js';
 import type { CommitManifest } from '../sink-committer.js';
 import type { ShuffleMaster } from '../shuffle/shuffle-master.js';
@@ -180,7 +181,7 @@ export class InProcessLeaders {
     );
     const recoveries = this.leaders.at(-1)?.recoveries.slice() ?? [];
     const committed: CommitManifest[] = [];
-    const job: JobMaster = new JobMaster(this.graph, this.operators, {
+    const job: JobMaster = new JobMaster(this.graph, new InProcessUserCode(this.operators, silentLogger()), {
       epoch,
       jobmasterId: `jm-${epoch}`,
       address: '127.0.0.1:1',
