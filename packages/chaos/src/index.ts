@@ -36,11 +36,11 @@ export {
   expectedLines,
   checkOutput,
   countWords,
-  diffSortedLines,
   type JobName,
   type JobParams,
   type OutputCheck,
 } from './jobs.js';
+export { diffSortedLines } from './line-diff.js';
 export { expectedQ1Lines } from './q1-oracle.js';
 export { planRun, type RunPlan, type RunPlanOptions } from './plan.js';
 export {

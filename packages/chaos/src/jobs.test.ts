@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatQ1, lineItem, mergeQ1, q1Acc, wordsOf, type Q1Acc } from '@rebound/example-support';
-import { checkOutput, countWords, diffSortedLines, drawJobParams, expectedLines, wordcountFileText } from './jobs.js';
+import { checkOutput, countWords, drawJobParams, expectedLines, wordcountFileText } from './jobs.js';
+import { diffSortedLines } from './line-diff.js';
 import { Prng } from './prng.js';
 import { expectedQ1Lines } from './q1-oracle.js';
 
