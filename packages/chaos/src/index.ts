@@ -28,6 +28,7 @@ export {
 export { drawFault, drawFaultKinds, environmentOf, type JobShape, type PlanOptions } from './fault-draw.js';
 export {
   JOB_NAMES,
+  DRAWN_JOB_NAMES,
   JOB_MODULES,
   isJobName,
   drawJobParams,
@@ -35,10 +36,12 @@ export {
   describeJob,
   expectedLines,
   checkOutput,
+  outputOracle,
   countWords,
   type JobName,
   type JobParams,
   type OutputCheck,
+  type OutputOracle,
 } from './jobs.js';
 export { diffSortedLines } from './line-diff.js';
 export { checkNumberedLines } from './unique-ids-oracle.js';

@@ -19,7 +19,7 @@ const SHUFFLE_KINDS: ReadonlySet<FaultKind> = new Set([
   'shuffle-worker-kill',
   'shuffle-worker-partition-damage',
 ]);
-import { expectedLines } from './jobs.js';
+import { JOB_NAMES, expectedLines } from './jobs.js';
 import { planRun, type RunPlanOptions } from './plan.js';
 import { Prng } from './prng.js';
 
@@ -148,6 +148,23 @@ describe('planRun', () => {
     ]);
   });
 
+  it('draws unique-ids only when named, with crash points its one vertex reaches', () => {
+    for (let seed = 0; seed < 1000; seed++) expect(planRun(seed).job.job).not.toBe('unique-ids');
+    for (let seed = 0; seed < 200; seed++) {
+      const p = planRun(seed, { job: 'unique-ids', pool: ['crash-point'] });
+      if (p.job.job !== 'unique-ids') throw new Error('unexpected job');
+      expect(p.job.blockSize).toBeGreaterThanOrEqual(3);
+      expect(p.job.blockSize).toBeLessThanOrEqual(20);
+      expect(p.job.parallelism).toBeGreaterThanOrEqual(4);
+      expect(p.job.parallelism).toBeLessThanOrEqual(p.job.files);
+      const f = p.faults[0]!;
+      if (f.kind !== 'crash-point' || f.point.kind === 'during-reconciling') throw new Error('unexpected fault');
+      // A fault-free run deploys and finishes each of its `parallelism` subtasks once, and nothing else.
+      const initialized = f.point.kind !== 'after-deploy' && f.point.eventType === 'ExecutionJobVertexInitialized';
+      expect(f.point.n).toBeLessThanOrEqual(initialized ? 1 : p.job.parallelism);
+    }
+  });
+
   it('draws tm-partition cuts both within and beyond heartbeat.timeout, and etcd outages beyond the lease', () => {
     let short = 0;
     let long = 0;
@@ -265,12 +282,12 @@ describe('planRun', () => {
   });
 
   it('--slowdown keeps the input, output and faults of a seed and multiplies only the delays', () => {
-    for (const job of ['wordcount', 'aggregation', 'join'] as const) {
+    for (const job of JOB_NAMES) {
       const a = planRun(199, { job, pool: ['torn-tail', 'flipped-byte'], faultsPerRun: 2 });
       const b = planRun(199, { job, pool: ['torn-tail', 'flipped-byte'], faultsPerRun: 2, slowdown: 3 });
       expect(b.faults).toEqual(a.faults);
       expect(expectedLines(b.job)).toEqual(expectedLines(a.job));
-      const delay = (p: typeof a): number => (p.job.job === 'wordcount' ? p.job.lineDelayMs : p.job.batchDelayMs);
+      const delay = (p: typeof a): number => ('lineDelayMs' in p.job ? p.job.lineDelayMs : p.job.batchDelayMs);
       expect(delay(b)).toBe(3 * delay(a));
       expect({ ...b.job, lineDelayMs: 0, batchDelayMs: 0 }).toEqual({ ...a.job, lineDelayMs: 0, batchDelayMs: 0 });
     }
