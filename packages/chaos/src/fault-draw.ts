@@ -52,11 +52,13 @@ function trigger(prng: Prng, maxTasks: number, maxDelayMs: number, minTasks = 0)
 }
 
 function drawCrashPoint(prng: Prng, shape: JobShape): CrashPointSpec {
+  // One past the sources is a task downstream of them; a job of one vertex has none, and a crash
+  // point at a deploy or finish its fault-free run never makes would never trigger.
+  const maxTask = shape.sourceSubtasks + (shape.vertices > 1 ? 1 : 0);
   const r = prng.int(0, 4);
-  if (r === 0) return { kind: 'after-deploy', n: prng.int(1, shape.sourceSubtasks + 1) };
+  if (r === 0) return { kind: 'after-deploy', n: prng.int(1, maxTask) };
   const eventType: CrashEventType = r <= 1 ? 'ExecutionJobVertexInitialized' : 'ExecutionVertexFinished';
-  const n =
-    eventType === 'ExecutionJobVertexInitialized' ? prng.int(1, shape.vertices) : prng.int(1, shape.sourceSubtasks + 1);
+  const n = eventType === 'ExecutionJobVertexInitialized' ? prng.int(1, shape.vertices) : prng.int(1, maxTask);
   return { kind: prng.chance(0.5) ? 'before-event' : 'after-event', eventType, n };
 }
 

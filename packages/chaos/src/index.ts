@@ -28,6 +28,7 @@ export {
 export { drawFault, drawFaultKinds, environmentOf, type JobShape, type PlanOptions } from './fault-draw.js';
 export {
   JOB_NAMES,
+  DRAWN_JOB_NAMES,
   JOB_MODULES,
   isJobName,
   drawJobParams,
@@ -35,12 +36,15 @@ export {
   describeJob,
   expectedLines,
   checkOutput,
+  outputOracle,
   countWords,
-  diffSortedLines,
   type JobName,
   type JobParams,
   type OutputCheck,
+  type OutputOracle,
 } from './jobs.js';
+export { diffSortedLines } from './line-diff.js';
+export { checkNumberedLines } from './unique-ids-oracle.js';
 export { expectedQ1Lines } from './q1-oracle.js';
 export { planRun, type RunPlan, type RunPlanOptions } from './plan.js';
 export {

@@ -2,11 +2,19 @@ import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { customer, formatJoined, order } from '@rebound/example-support';
 import type { JobShape } from './fault-draw.js';
+import { diffSortedLines } from './line-diff.js';
 import { expectedQ1Lines } from './q1-oracle.js';
 import { Prng } from './prng.js';
+import { checkNumberedLines } from './unique-ids-oracle.js';
 
-export const JOB_NAMES = ['wordcount', 'aggregation', 'join'] as const;
+export const JOB_NAMES = ['wordcount', 'aggregation', 'join', 'unique-ids'] as const;
 export type JobName = (typeof JOB_NAMES)[number];
+
+/**
+ * The jobs a run draws when `--job` names none. A new job goes to JOB_NAMES only, like a
+ * by-name-only fault kind: drawing from a longer list would change the plans of recorded seeds.
+ */
+export const DRAWN_JOB_NAMES = ['wordcount', 'aggregation', 'join'] as const satisfies readonly JobName[];
 
 export function isJobName(name: string): name is JobName {
   return (JOB_NAMES as readonly string[]).includes(name);
@@ -20,6 +28,16 @@ export type JobParams =
       readonly linesPerFile: readonly number[];
       readonly lineDelayMs: number;
       readonly textSeed: number;
+    }
+  | {
+      readonly job: 'unique-ids';
+      readonly files: number;
+      readonly linesPerFile: readonly number[];
+      readonly lineDelayMs: number;
+      readonly textSeed: number;
+      /** Ids per coordinator request: small, so that a run makes hundreds of them. */
+      readonly blockSize: number;
+      readonly parallelism: number;
     }
   | {
       readonly job: 'aggregation';
@@ -44,6 +62,7 @@ export const JOB_MODULES: Readonly<Record<JobName, string>> = {
   wordcount: 'examples/wordcount.ts',
   aggregation: 'packages/chaos/src/jobs/aggregation.ts',
   join: 'packages/chaos/src/jobs/join.ts',
+  'unique-ids': 'examples/unique-ids.ts',
 };
 
 /**
@@ -60,6 +79,21 @@ export function drawJobParams(prng: Prng, job: JobName): JobParams {
         linesPerFile: Array.from({ length: files }, () => prng.int(50, 180)),
         lineDelayMs: 25,
         textSeed: prng.int(1, 1_000_000),
+      };
+    }
+    case 'unique-ids': {
+      // Longer files than wordcount's, which has a reduce stage after its sources: this job would
+      // be over in a few seconds, too soon for a second fault.
+      const files = prng.int(8, 12);
+      return {
+        job,
+        files,
+        linesPerFile: Array.from({ length: files }, () => prng.int(80, 250)),
+        lineDelayMs: 25,
+        textSeed: prng.int(1, 1_000_000),
+        blockSize: prng.int(3, 20),
+        // With fewer subtasks than files a subtask reads several splits and asks for blocks across them.
+        parallelism: prng.int(4, files),
       };
     }
     case 'aggregation': {
@@ -98,6 +132,9 @@ export function jobShape(p: JobParams): JobShape {
       return { sourceSubtasks: Math.ceil(p.rows / p.splitSize), vertices: 2 };
     case 'join':
       return { sourceSubtasks: Math.ceil(p.orders / p.splitSize) + Math.ceil(p.customers / p.splitSize), vertices: 3 };
+    // Source, numbering and sink chain into one vertex (no shuffle, so no partitions either).
+    case 'unique-ids':
+      return { sourceSubtasks: p.parallelism, vertices: 1 };
   }
 }
 
@@ -109,6 +146,8 @@ export function describeJob(p: JobParams): string {
       return `aggregation ${p.rows} rows in splits of ${p.splitSize}, ${p.batchDelayMs} ms/${p.batchSize} rows`;
     case 'join':
       return `join ${p.orders} orders x ${p.customers} customers in splits of ${p.splitSize}, ${p.batchDelayMs} ms/${p.batchSize} rows`;
+    case 'unique-ids':
+      return `unique-ids ${p.files} files, ${p.linesPerFile.reduce((a, b) => a + b, 0)} lines, parallelism ${p.parallelism}, blocks of ${p.blockSize} ids, ${p.lineDelayMs} ms/line`;
   }
 }
 
@@ -154,8 +193,14 @@ const VOCABULARY = [
 ];
 const SEPARATORS = [' ', ' ', ' ', '  ', '\t', ', ', '. ', '; ', ' - ', '!', '?', ' (', ') ', '"', '/', '…'];
 
-/** The text of input file `f` of a wordcount run. */
-export function wordcountFileText(p: Extract<JobParams, { job: 'wordcount' }>, f: number): string {
+/** The seeded text files of a wordcount or unique-ids run. */
+export interface TextInput {
+  readonly linesPerFile: readonly number[];
+  readonly textSeed: number;
+}
+
+/** The text of input file `f` of a wordcount or unique-ids run. */
+export function wordcountFileText(p: TextInput, f: number): string {
   const prng = new Prng(p.textSeed * 1000 + f);
   const lines: string[] = [];
   for (let l = 0; l < p.linesPerFile[f]!; l++) {
@@ -167,9 +212,9 @@ export function wordcountFileText(p: Extract<JobParams, { job: 'wordcount' }>, f
   return lines.join('\n') + '\n';
 }
 
-/** Writes the run's input (wordcount only; the other jobs generate their rows). */
+/** Writes the run's input (the text files; aggregation and join generate their rows). */
 export async function writeJobInput(p: JobParams, inputDir: string): Promise<void> {
-  if (p.job !== 'wordcount') return;
+  if (p.job !== 'wordcount' && p.job !== 'unique-ids') return;
   await mkdir(inputDir, { recursive: true });
   for (let f = 0; f < p.files; f++) {
     await writeFile(join(inputDir, `part-${String(f).padStart(3, '0')}.txt`), wordcountFileText(p, f));
@@ -180,6 +225,19 @@ export function jobArgs(p: JobParams, inputDir: string, outputDir: string): stri
   switch (p.job) {
     case 'wordcount':
       return ['--input', inputDir, '--output', outputDir, '--record-delay-ms', String(p.lineDelayMs)];
+    case 'unique-ids':
+      return [
+        '--input',
+        inputDir,
+        '--output',
+        outputDir,
+        '--record-delay-ms',
+        String(p.lineDelayMs),
+        '--block-size',
+        String(p.blockSize),
+        '--parallelism',
+        String(p.parallelism),
+      ];
     case 'aggregation':
       return [
         '--rows',
@@ -236,13 +294,20 @@ export function countWords(texts: Iterable<string>): Map<string, number> {
   return counts;
 }
 
-/** The sorted output lines a fault-free run of the job must produce. */
+/**
+ * The sorted output lines a fault-free run of the job must produce; for unique-ids, the input
+ * lines without the ids, which are the coordinator's to choose (see outputOracle).
+ */
 export function expectedLines(p: JobParams): string[] {
   const lines: string[] = [];
   switch (p.job) {
     case 'wordcount': {
       const texts = Array.from({ length: p.files }, (_, f) => wordcountFileText(p, f));
       for (const [w, c] of countWords(texts)) lines.push(`${w}\t${c}`);
+      break;
+    }
+    case 'unique-ids': {
+      for (let f = 0; f < p.files; f++) lines.push(...wordcountFileText(p, f).split('\n').slice(0, -1));
       break;
     }
     case 'aggregation': {
@@ -261,6 +326,14 @@ export function expectedLines(p: JobParams): string[] {
   return lines.sort();
 }
 
+/** Compares the sorted expected lines with the sorted output lines: the problems, none if they match. */
+export type OutputOracle = (expected: readonly string[], actual: readonly string[]) => string[];
+
+/** Ids are the coordinator's to choose, so unique-ids output is judged by its promises instead. */
+export function outputOracle(p: JobParams): OutputOracle {
+  return p.job === 'unique-ids' ? checkNumberedLines : diffSortedLines;
+}
+
 export interface OutputCheck {
   /** Empty when the output is exactly the expected one. */
   readonly problems: string[];
@@ -269,13 +342,15 @@ export interface OutputCheck {
 }
 
 /**
- * Compares a committed output directory with the expected lines: same lines, each exactly as
- * often; one `part-NNNNN` file per sink subtask and nothing else; `_SUCCESS` present.
+ * Compares a committed output directory with the expected lines: the lines as `oracle` judges
+ * them (by default the same lines, each exactly as often); one `part-NNNNN` file per sink subtask
+ * and nothing else; `_SUCCESS` present.
  */
 export async function checkOutput(
   outputDir: string,
   expected: readonly string[],
   sinkParallelism: number | undefined,
+  oracle: OutputOracle = diffSortedLines,
 ): Promise<OutputCheck> {
   const problems: string[] = [];
   let names: string[];
@@ -309,38 +384,6 @@ export async function checkOutput(
     for (const line of text.split('\n')) if (line !== '') actual.push(line);
   }
   actual.sort();
-  problems.push(...diffSortedLines(expected, actual));
+  problems.push(...oracle(expected, actual));
   return { problems, lines: actual.length, partFiles: parts };
-}
-
-/** Differences of two sorted line lists, as multisets (a duplicated line shows), at most `max`. */
-export function diffSortedLines(expected: readonly string[], actual: readonly string[], max = 5): string[] {
-  const missing: string[] = [];
-  const unexpected: string[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < expected.length || j < actual.length) {
-    if (j >= actual.length || (i < expected.length && expected[i]! < actual[j]!)) missing.push(expected[i++]!);
-    else if (i >= expected.length || actual[j]! < expected[i]!) unexpected.push(actual[j++]!);
-    else {
-      i++;
-      j++;
-    }
-  }
-  const out: string[] = [];
-  if (missing.length > 0)
-    out.push(
-      `wrong output: ${missing.length} expected line(s) missing, e.g. ${missing
-        .slice(0, max)
-        .map((l) => JSON.stringify(l))
-        .join(', ')}`,
-    );
-  if (unexpected.length > 0)
-    out.push(
-      `wrong output: ${unexpected.length} unexpected line(s), e.g. ${unexpected
-        .slice(0, max)
-        .map((l) => JSON.stringify(l))
-        .join(', ')}`,
-    );
-  return out;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Configuration } from '@rebound/core';
 import { ChaosUsageError } from './errors.js';
 import { NO_CRASH_POINTS, crashPointConfig } from './faults.js';
-import { commandLine, parseChaosArgs, replayCommand } from './options.js';
+import { USAGE, commandLine, parseChaosArgs, replayCommand } from './options.js';
 
 function usageError(argv: string[]): string {
   try {
@@ -105,13 +105,33 @@ describe('parseChaosArgs', () => {
     );
   });
 
+  it('takes --job unique-ids into the replay command, with its one vertex', () => {
+    const o = parseChaosArgs(['--seed', '7000', '--job', 'unique-ids', '--faults', 'leader-kill']);
+    expect(o.job).toBe('unique-ids');
+    expect(replayCommand(o, 7003)).toBe('npm run chaos -- --seed 7003 --runs 1 --faults leader-kill --job unique-ids');
+    expect(
+      usageError([
+        '--seed',
+        '1',
+        '--job',
+        'unique-ids',
+        '--crash-point',
+        'after-event=ExecutionJobVertexInitialized:2',
+      ]),
+    ).toMatch(/can never trigger: the unique-ids job has 1 vertex,/);
+    expect(USAGE).toContain('[--job wordcount|aggregation|join|unique-ids]');
+    expect(USAGE).toContain('unique-ids (only when named)');
+  });
+
   it('clears crash points with values the configuration accepts on their own', () => {
     expect(() => Configuration.of({ ...NO_CRASH_POINTS })).not.toThrow();
   });
 
   it('rejects other mistakes with one line', () => {
     expect(usageError(['--runs', '0'])).toMatch(/--runs must be an integer >= 1/);
-    expect(usageError(['--job', 'sort'])).toMatch(/unknown job 'sort'; jobs: wordcount, aggregation, join/);
+    expect(usageError(['--job', 'sort'])).toBe(
+      "unknown job 'sort'; jobs: wordcount, aggregation, join (drawn per run without --job), unique-ids (only when named)",
+    );
     expect(usageError(['--frobnicate'])).toMatch(/Unknown option '--frobnicate'/);
     expect(usageError(['--deadline', 'soon'])).toMatch(/--deadline: 'soon' is not a duration/);
   });

@@ -15,12 +15,17 @@ import {
   type FaultKind,
   type HaBackend,
 } from './faults.js';
-import { JOB_NAMES, isJobName, type JobName } from './jobs.js';
+import { DRAWN_JOB_NAMES, JOB_NAMES, isJobName, type JobName } from './jobs.js';
 
-export const USAGE = `usage: npm run chaos -- --seed S [--runs N] [--faults LIST] [--job wordcount|aggregation|join] [--json FILE]
+const JOBS_TEXT = `${DRAWN_JOB_NAMES.join(', ')} (drawn per run without --job), ${JOB_NAMES.filter(
+  (j) => !(DRAWN_JOB_NAMES as readonly string[]).includes(j),
+).join(', ')} (only when named)`;
+
+export const USAGE = `usage: npm run chaos -- --seed S [--runs N] [--faults LIST] [--job wordcount|aggregation|join|unique-ids] [--json FILE]
            [--md FILE] [--faults-per-run N] [--crash-point SPEC] [--slowdown N] [--deadline DURATION] [--time-budget DURATION]
            [--ha file|etcd] [--partitions] [--keep-running-tasks on|off] [--shuffle-workers N] [--shuffle-replicas 1|2]
            [--work-root DIR] [--keep] [--quiet]
+  jobs: ${JOBS_TEXT}
   faults: ${FAULT_KINDS.join(', ')}
   crash points: before-event=<EventType>:<N> | after-event=<EventType>:<N> | after-deploy=<N>`;
 
@@ -59,8 +64,8 @@ export interface ChaosOptions {
 
 export const DEFAULT_DEADLINE_MS = 240_000;
 
-/** Most vertices of any chaos job (join: two sources and the join). */
-const MAX_JOB_VERTICES: Readonly<Record<JobName, number>> = { wordcount: 2, aggregation: 2, join: 3 };
+/** Vertices of each chaos job (join: two sources and the join; unique-ids: one chain). */
+const MAX_JOB_VERTICES: Readonly<Record<JobName, number>> = { wordcount: 2, aggregation: 2, join: 3, 'unique-ids': 1 };
 
 function usage(message: string): ChaosUsageError {
   return new ChaosUsageError(message);
@@ -119,7 +124,7 @@ export function parseCrashPoint(text: string, job: JobName | undefined): CrashPo
   const maxVertices = job ? MAX_JOB_VERTICES[job] : Math.max(...Object.values(MAX_JOB_VERTICES));
   if (eventType === 'ExecutionJobVertexInitialized' && n > maxVertices) {
     throw usage(
-      `--crash-point ${spec} can never trigger: ${job ? `the ${job} job has` : 'the chaos jobs have at most'} ${maxVertices} vertices, one ExecutionJobVertexInitialized each`,
+      `--crash-point ${spec} can never trigger: ${job ? `the ${job} job has` : 'the chaos jobs have at most'} ${maxVertices} ${maxVertices === 1 ? 'vertex' : 'vertices'}, one ExecutionJobVertexInitialized each`,
     );
   }
   return { kind, eventType, n };
@@ -172,8 +177,7 @@ export function parseChaosArgs(argv: readonly string[], now = Date.now()): Chaos
   }
   const runs = str('runs') === undefined ? 1 : integer(str('runs')!, '--runs', 1);
   const jobText = str('job');
-  if (jobText !== undefined && !isJobName(jobText))
-    throw usage(`unknown job '${jobText}'; jobs: ${JOB_NAMES.join(', ')}`);
+  if (jobText !== undefined && !isJobName(jobText)) throw usage(`unknown job '${jobText}'; jobs: ${JOBS_TEXT}`);
   const job = jobText as JobName | undefined;
   let faults: FaultKind[] | undefined;
   const faultsText = str('faults');

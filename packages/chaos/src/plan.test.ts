@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
   ETCD_FAULTS,
@@ -18,8 +19,8 @@ const SHUFFLE_KINDS: ReadonlySet<FaultKind> = new Set([
   'shuffle-worker-kill',
   'shuffle-worker-partition-damage',
 ]);
-import { expectedLines } from './jobs.js';
-import { planRun } from './plan.js';
+import { JOB_NAMES, expectedLines } from './jobs.js';
+import { planRun, type RunPlanOptions } from './plan.js';
 import { Prng } from './prng.js';
 
 describe('Prng', () => {
@@ -120,6 +121,48 @@ describe('planRun', () => {
         partitions: true,
       }).faults.map((f) => f.kind),
     );
+  });
+
+  it('keeps the default plans of recorded seeds: jobs, inputs and faults of seeds 0-299 are pinned', () => {
+    // The committed batches and CI seeds replay only while the default draws stay as they were:
+    // a new job or fault kind must be by-name-only, or drawn after everything else.
+    const digest = (opts: RunPlanOptions): string => {
+      const h = createHash('sha256');
+      for (let seed = 0; seed < 300; seed++) h.update(JSON.stringify(planRun(seed, opts)));
+      return h.digest('hex').slice(0, 16);
+    };
+    expect(digest({})).toBe('737d868a9023e158');
+    expect(digest({ ha: 'etcd', partitions: true })).toBe('105f6f47aa578923');
+    expect(digest({ shuffleWorkers: 2 })).toBe('5eed62c680b5ebab');
+    expect(Array.from({ length: 10 }, (_, i) => planRun(3000 + i).job.job)).toEqual([
+      'aggregation',
+      'join',
+      'join',
+      'wordcount',
+      'join',
+      'wordcount',
+      'wordcount',
+      'aggregation',
+      'aggregation',
+      'wordcount',
+    ]);
+  });
+
+  it('draws unique-ids only when named, with crash points its one vertex reaches', () => {
+    for (let seed = 0; seed < 1000; seed++) expect(planRun(seed).job.job).not.toBe('unique-ids');
+    for (let seed = 0; seed < 200; seed++) {
+      const p = planRun(seed, { job: 'unique-ids', pool: ['crash-point'] });
+      if (p.job.job !== 'unique-ids') throw new Error('unexpected job');
+      expect(p.job.blockSize).toBeGreaterThanOrEqual(3);
+      expect(p.job.blockSize).toBeLessThanOrEqual(20);
+      expect(p.job.parallelism).toBeGreaterThanOrEqual(4);
+      expect(p.job.parallelism).toBeLessThanOrEqual(p.job.files);
+      const f = p.faults[0]!;
+      if (f.kind !== 'crash-point' || f.point.kind === 'during-reconciling') throw new Error('unexpected fault');
+      // A fault-free run deploys and finishes each of its `parallelism` subtasks once, and nothing else.
+      const initialized = f.point.kind !== 'after-deploy' && f.point.eventType === 'ExecutionJobVertexInitialized';
+      expect(f.point.n).toBeLessThanOrEqual(initialized ? 1 : p.job.parallelism);
+    }
   });
 
   it('draws tm-partition cuts both within and beyond heartbeat.timeout, and etcd outages beyond the lease', () => {
@@ -239,12 +282,12 @@ describe('planRun', () => {
   });
 
   it('--slowdown keeps the input, output and faults of a seed and multiplies only the delays', () => {
-    for (const job of ['wordcount', 'aggregation', 'join'] as const) {
+    for (const job of JOB_NAMES) {
       const a = planRun(199, { job, pool: ['torn-tail', 'flipped-byte'], faultsPerRun: 2 });
       const b = planRun(199, { job, pool: ['torn-tail', 'flipped-byte'], faultsPerRun: 2, slowdown: 3 });
       expect(b.faults).toEqual(a.faults);
       expect(expectedLines(b.job)).toEqual(expectedLines(a.job));
-      const delay = (p: typeof a): number => (p.job.job === 'wordcount' ? p.job.lineDelayMs : p.job.batchDelayMs);
+      const delay = (p: typeof a): number => ('lineDelayMs' in p.job ? p.job.lineDelayMs : p.job.batchDelayMs);
       expect(delay(b)).toBe(3 * delay(a));
       expect({ ...b.job, lineDelayMs: 0, batchDelayMs: 0 }).toEqual({ ...a.job, lineDelayMs: 0, batchDelayMs: 0 });
     }

@@ -1,6 +1,6 @@
 import { drawFault, drawFaultKinds, environmentOf, type PlanOptions } from './fault-draw.js';
 import type { FaultPlan, HaBackend } from './faults.js';
-import { JOB_NAMES, drawJobParams, jobShape, type JobName, type JobParams } from './jobs.js';
+import { DRAWN_JOB_NAMES, drawJobParams, jobShape, type JobName, type JobParams } from './jobs.js';
 import { Prng } from './prng.js';
 
 /** Everything a run will do, drawn from its seed before anything starts. */
@@ -46,6 +46,7 @@ export function slowedDown(job: JobParams, factor: number): JobParams {
   if (factor === 1) return job;
   switch (job.job) {
     case 'wordcount':
+    case 'unique-ids':
       return { ...job, lineDelayMs: job.lineDelayMs * factor };
     case 'aggregation':
     case 'join':
@@ -57,7 +58,7 @@ export function slowedDown(job: JobParams, factor: number): JobParams {
 export function planRun(seed: number, opts: RunPlanOptions = {}): RunPlan {
   const prng = new Prng(seed);
   // Always drawn, so that --job does not shift the draws after it.
-  const drawnJob = prng.pick(JOB_NAMES);
+  const drawnJob = prng.pick(DRAWN_JOB_NAMES);
   const job = slowedDown(drawJobParams(prng, opts.job ?? drawnJob), opts.slowdown ?? 1);
   const shape = jobShape(job);
   const kinds = drawFaultKinds(prng, opts);

@@ -6,7 +6,7 @@ import { SLOTS, START_TIMEOUT_MS, TASK_MANAGERS } from './config.js';
 import { NO_CRASH_POINTS, describeFault } from './faults.js';
 import { injectFault } from './inject.js';
 import { poisonedFences } from './inject-forged-rpc.js';
-import { JOB_MODULES, checkOutput, describeJob, expectedLines, jobArgs, writeJobInput } from './jobs.js';
+import { JOB_MODULES, checkOutput, describeJob, expectedLines, jobArgs, outputOracle, writeJobInput } from './jobs.js';
 import { JobMonitor } from './monitor.js';
 import { NetworkCutter } from './partition.js';
 import { startEtcdCluster } from '@rebound/ha/testing';
@@ -213,7 +213,7 @@ export async function runOne(opts: RunOptions): Promise<RunResult> {
         );
       } else {
         const sink = final.vertices.at(-1);
-        const check = await checkOutput(output, expected, sink?.parallelism);
+        const check = await checkOutput(output, expected, sink?.parallelism, outputOracle(plan.job));
         for (const p of check.problems) r.problem('wrong-output', p);
       }
     }
