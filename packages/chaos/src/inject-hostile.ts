@@ -28,7 +28,7 @@ const POISON_JOB_NAME = 'chaos-poison';
 const POISON_SETTLE_MS = 120_000;
 const SECOND_JOB_MS = 120_000;
 
-/** The reason a contained poison job fails with, by mode (packages/jobmaster/src/job-module-probe.ts). */
+/** The reason a contained poison job fails with, by mode (packages/jobmaster/src/user-code/worker-user-code.ts). */
 const POISON_REASONS: Readonly<Record<Of<'poison-job'>['mode'], RegExp>> = {
   exit: /the job module exited its process \(exit code 7\) while loading/,
   throw: /chaos poison: thrown while building the job/,
