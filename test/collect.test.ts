@@ -133,6 +133,24 @@ describe('collect()', () => {
     const submitted = await cluster.rebound(['submit', resolve(REPO_ROOT, JOB), '--output-format', 'yaml', '--']);
     expect(submitted.code).toBe(2);
     expect(submitted.stderr.trim()).toBe('rebound: --output-format yaml: expected one of table, csv, jsonl, json');
+    const twoDocuments = await cluster.rebound([
+      'submit',
+      resolve(REPO_ROOT, JOB),
+      '--json',
+      '--output-format',
+      'json',
+      '--',
+    ]);
+    expect(twoDocuments.code).toBe(2);
+    // --json makes the error JSON too: one document on stderr.
+    expect(JSON.parse(twoDocuments.stderr)).toEqual({
+      error: {
+        code: 'USAGE',
+        message:
+          '--output-format json with --json: --json prints JSON Lines, rows included; drop --json, or --output-format',
+        exitCode: 2,
+      },
+    });
     const w = await cluster.submit('examples/wordcount.ts', ['--input', orders, '--output', join(data, 'wc-out')], {
       wait: true,
     });

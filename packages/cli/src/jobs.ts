@@ -8,6 +8,7 @@ import {
   type JobSummary__Output,
   newJobId,
 } from '@rebound/core';
+import { UsageError } from './errors.js';
 import { pickJobId } from './job-id.js';
 import { ClusterClient } from './client.js';
 import { clientConfiguration, type ClusterTargetOptions } from './cluster-target.js';
@@ -131,6 +132,13 @@ async function submitOnce(client: ClusterClient, graph: JobGraph, code: Uint8Arr
 export async function submit(opts: SubmitOptions, io: CliIo): Promise<number> {
   // A bad --output-format fails before the job is built or submitted.
   if (opts.outputFormat !== undefined) outputFormatFor(opts.outputFormat, io.stdout);
+  // --json prints JSON Lines (the job id, the final status, the rows): another format's rows
+  // would make stdout two documents, or none.
+  if (opts.json && opts.outputFormat !== undefined && opts.outputFormat !== 'jsonl')
+    throw new UsageError(
+      `--output-format ${opts.outputFormat} with --json: --json prints JSON Lines, rows included; drop --json, or --output-format`,
+      false,
+    );
   const plan = await buildJobPlan(opts, io);
   const bundle = plan.bundle;
   const graph: JobGraph = {
