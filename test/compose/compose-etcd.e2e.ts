@@ -18,6 +18,7 @@ composeFailoverSuite({
   extraServices: ['etcd'],
   // high-availability.storageDir of docker-compose.etcd.yml: the event log stays files there.
   eventsDir: '/rebound/storage',
+  keepRunningTasks: false,
   beforeUp: (harness) => {
     it('says in one line when the etcd binary or the etcd service is missing', async () => {
       const { env, data, compose } = harness();

@@ -14,6 +14,7 @@ composeFailoverSuite({
   extraServices: ['shuffle-worker-1', 'shuffle-worker-2'],
   eventsDir: '/rebound/ha',
   killBusiestTaskManager: true,
+  keepRunningTasks: false,
   // What goes wrong before the cluster runs is the base file's, tested by compose.e2e.ts.
   beforeUp: () => {},
   checkReport: (report) => {
