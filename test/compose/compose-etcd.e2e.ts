@@ -1,8 +1,10 @@
 /**
  * `npm run test:compose`, etcd: the same failover as compose.e2e.ts on the README's etcd variant
  * (`-f docker-compose.yml -f docker-compose.etcd.yml`: a one-member etcd running the host's
- * /usr/bin/etcd, daemons and client configured through REBOUND_PROPERTIES), plus the one-line
- * messages when the etcd binary or the etcd service is missing. .ci/run installs etcd-server.
+ * /usr/bin/etcd, daemons and client configured through REBOUND_PROPERTIES), with running tasks
+ * kept (the default): the sources running at the kill are adopted, none deployed again. Plus the
+ * one-line messages when the etcd binary or the etcd service is missing. .ci/run installs
+ * etcd-server.
  */
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
@@ -18,6 +20,8 @@ composeFailoverSuite({
   extraServices: ['etcd'],
   // high-availability.storageDir of docker-compose.etcd.yml: the event log stays files there.
   eventsDir: '/rebound/storage',
+  // The default, as users run it: the running sources are adopted in place.
+  keepRunningTasks: true,
   beforeUp: (harness) => {
     it('says in one line when the etcd binary or the etcd service is missing', async () => {
       const { env, data, compose } = harness();

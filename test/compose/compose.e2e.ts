@@ -13,6 +13,8 @@ composeFailoverSuite({
   overrides: [],
   extraServices: [],
   eventsDir: '/rebound/ha',
+  // FLIP-383's replay alone: what reran of the running sources is in the report, exactly as ever.
+  keepRunningTasks: false,
   beforeUp: (harness) => {
     it('says in one line what is missing: engine, data directory, a healthy cluster', async () => {
       const { env, data, compose } = harness();
