@@ -33,6 +33,8 @@ export interface UserCodeWorkerData {
   readonly modulePath: string;
   readonly args: readonly string[];
   readonly cwd: string | undefined;
+  /** The JobMaster's log level: lines below it are not even sent. */
+  readonly logLevel: string;
   /** Synchronous calls: the worker answers on this port and then wakes the caller through `syncFlag`. */
   readonly syncPort: MessagePort;
   /** One Int32: 0 while a synchronous call runs, 1 once its reply is on `syncPort`. */

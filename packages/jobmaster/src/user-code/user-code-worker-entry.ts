@@ -23,7 +23,7 @@ const port = parentPort!;
 const post = (e: UserCodeEvent): void => port.postMessage(e);
 // The JobMaster writes these lines to its own log, with the job's fields.
 const logger = pino(
-  { level: 'debug', base: undefined, timestamp: false },
+  { level: data.logLevel, base: undefined, timestamp: false },
   { write: (line: string) => post({ kind: 'log', line }) },
 );
 const handles = new Map<number, object>();

@@ -57,14 +57,15 @@ export interface WorkerUserCodeOptions {
 const SYNC_SLICE_MS = 50;
 
 /**
- * One job's user code in a worker thread of its own (issue: no job can stop a JobMaster). The
+ * One job's user code in a worker thread of its own, so that no job can stop the JobMaster. The
  * JobMaster sees the same SourceCoordinator and coordinator holder it would run itself, as
- * proxies: calls its code makes synchronously (a split request, a snapshot) block on the worker's
- * answer with a deadline, through a shared flag and `receiveMessageOnPort`; asynchronous ones
- * (start, restore, a coordination request) are messages. `process.exit()` in a worker ends only
- * the worker; a throw from a timer is its 'error'; a heap past `heapMb` ends it with
- * ERR_WORKER_OUT_OF_MEMORY; an endless loop shows as a call past its deadline or a worker that
- * stops answering pings, and terminate() ends it. Each ends the job with the reason, nothing else.
+ * proxies: asynchronous calls (start, restore, a split or coordination request) are messages;
+ * the ones its state machine makes synchronously (a reset, a snapshot written with its event)
+ * block on the worker's answer with a deadline, through a shared flag and `receiveMessageOnPort`.
+ * `process.exit()` in a worker ends only the worker; a throw from a timer is its 'error'; a heap
+ * past `heapMb` ends it with ERR_WORKER_OUT_OF_MEMORY; an endless loop shows as a worker that
+ * stops answering pings or a synchronous call past its deadline, and terminate() ends it. Each
+ * fails the job with the reason, and nothing else.
  */
 export class WorkerUserCode implements JobUserCode, UserCodeCalls {
   private readonly flag: Int32Array;
@@ -115,6 +116,7 @@ export class WorkerUserCode implements JobUserCode, UserCodeCalls {
           modulePath: opts.modulePath,
           args: [...opts.args],
           cwd: opts.cwd,
+          logLevel: opts.logger.level,
           syncPort: port2,
           syncFlag,
         } satisfies UserCodeWorkerData,
