@@ -8,7 +8,8 @@ import { listJobs } from './observe.js';
 import type { RunContext } from './run-context.js';
 
 /**
- * Poison jobs: a second job, submitted mid-job, whose code misbehaves on the JobMaster. Once the main job ended it
+ * Poison jobs: a second job, submitted mid-job, whose code misbehaves on the JobMaster (at load
+ * for poison-job, in its enumerator or coordinator for poison-runtime). Once the main job ended it
  * must have failed alone, with its reason, and no JobMaster the harness left alone may have died.
  */
 
@@ -19,6 +20,24 @@ const LOAD_REASONS: Readonly<Record<Of<'poison-job'>['mode'], RegExp>> = {
   exit: /the job module exited its process \(exit code 7\) while loading/,
   throw: /chaos poison: thrown while building the job/,
   hang: /did not finish loading within \d+ ms \(jobmaster\.job-module\.load-timeout\)/,
+};
+
+/**
+ * The runtime poison job's own user-code limits (job-level keys, -D on its submission): a loop
+ * or an allocation fails it in seconds, not after the defaults' 5 s and 512 MiB.
+ */
+export const POISON_RUNTIME_CONFIG: Readonly<Record<string, string>> = {
+  'jobmaster.user-code.call-timeout': '2 s',
+  'jobmaster.user-code.heap-size': '64 mb',
+};
+
+/** The reason a contained runtime poison job fails with (packages/jobmaster/src/user-code/). */
+export const RUNTIME_REASONS: Readonly<Record<Of<'poison-runtime'>['mode'], RegExp>> = {
+  'timer-throw': /user code on the JobMaster crashed: .*chaos poison: the enumerator threw from a timer/,
+  'split-exit': /user code on the JobMaster called process\.exit\(3\)/,
+  'coordinator-loop':
+    /user code on the JobMaster stopped answering for \d+ ms \(jobmaster\.user-code\.call-timeout 2000 ms\)/,
+  'split-alloc': /user code on the JobMaster ran out of its heap \(jobmaster\.user-code\.heap-size 64 MiB\)/,
 };
 
 /** A poison job whose loading JobMasters the harness killed is given up after max-crashes of them. */
@@ -163,6 +182,26 @@ export async function injectPoisonJob(r: RunContext, f: Of<'poison-job'>, h: Fau
       reason: LOAD_REASONS[f.mode],
       // jobmaster.job-module.load-timeout (default 30 s, not shortened) plus room for a takeover.
       settleMs: 120_000,
+    },
+    h,
+  );
+}
+
+export async function injectPoisonRuntime(r: RunContext, f: Of<'poison-runtime'>, h: FaultHooks): Promise<void> {
+  const dir = join(r.workdir, 'poison-runtime');
+  await mkdir(dir, { recursive: true });
+  return injectPoison(
+    r,
+    {
+      label: `${f.mode} at run time`,
+      dir,
+      module: 'packages/chaos/src/jobs/poison-runtime.ts',
+      jobName: 'chaos-poison-runtime',
+      args: ['--poison', f.mode],
+      config: POISON_RUNTIME_CONFIG,
+      reason: RUNTIME_REASONS[f.mode],
+      // Its tasks may wait for slots until the main job ends; then one call timeout, or a takeover.
+      settleMs: 60_000,
     },
     h,
   );

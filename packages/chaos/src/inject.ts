@@ -11,7 +11,7 @@ import { injectForgedRpc } from './inject-forged-rpc.js';
 import { injectDamagedJobDir } from './inject-hostile.js';
 import { injectNetworkFault } from './inject-network.js';
 import { injectMalformedCredentials } from './inject-malformed.js';
-import { injectPoisonJob } from './inject-poison.js';
+import { injectPoisonJob, injectPoisonRuntime } from './inject-poison.js';
 import { injectShuffleFault } from './inject-shuffle.js';
 
 /**
@@ -61,6 +61,8 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
   switch (f.kind) {
     case 'poison-job':
       return injectPoisonJob(r, f, { note, mark });
+    case 'poison-runtime':
+      return injectPoisonRuntime(r, f, { note, mark });
     case 'forged-rpc':
       return injectForgedRpc(r, f, { note, mark });
     case 'malformed-credentials':
