@@ -80,6 +80,9 @@ const CI_RUNS: readonly CiRun[] = [
   { seed: 1514, options: { pool: ['poison-job', 'damaged-job-dir', 'forged-rpc'], faultsPerRun: 3, job: 'wordcount' } },
   // Malformed credentials at the leader's gRPC and REST and a TaskManager: refused, nobody hurt.
   { seed: 1, options: { pool: ['malformed-credentials'], job: 'wordcount' } },
+  // A poison job whose operator coordinator loops endlessly on the JobMaster: its worker is ended
+  // after the job's 2 s call timeout and only it fails; both JobMasters live on.
+  { seed: 1, options: { pool: ['poison-runtime'], faultsPerRun: 1, job: 'wordcount' } },
   // A user operator coordinator (examples/unique-ids.ts, blocks of 10 ids, keep-running-tasks on):
   // the new leader restores it from its snapshot and must never hand out again an id that a kept
   // subtask, finished or running, holds. The only job no seed draws unless named.
@@ -89,8 +92,9 @@ const CI_RUNS: readonly CiRun[] = [
 /** The kinds of a file-HA run without partitions; the etcd and network kinds run in test/etcd/chaos-etcd.test.ts. */
 const FILE_KINDS = [
   ...faultKindsFor({ ha: 'file', partitions: false, shuffleWorkers: 0 }),
-  // Drawn only when named (no default pool has it), so recorded seeds replay as before.
+  // Drawn only when named (no default pool has them), so recorded seeds replay as before.
   'malformed-credentials' as const,
+  'poison-runtime' as const,
 ];
 
 describe('chaos harness: a fixed set of seeds covering every fault kind', () => {

@@ -3,6 +3,7 @@ import {
   EXCLUSIVE_FAULTS,
   JOB_FILE_DAMAGE,
   POISON_MODES,
+  POISON_RUNTIME_MODES,
   faultKindsFor,
   type CrashEventType,
   type CrashPointSpec,
@@ -114,6 +115,8 @@ export function drawFault(
       return { kind, trigger: trigger(prng, maxTasks, 1000), extraMs: prng.int(0, 1000) };
     case 'poison-job':
       return { kind, trigger: trigger(prng, maxTasks, 1000), mode: prng.pick(POISON_MODES) };
+    case 'poison-runtime':
+      return { kind, trigger: trigger(prng, maxTasks, 1000), mode: prng.pick(POISON_RUNTIME_MODES) };
     case 'damaged-job-dir': {
       const file: DamagedJobFile = prng.chance(0.5) ? 'status.json' : 'jobgraph.pb';
       return {

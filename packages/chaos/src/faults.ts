@@ -28,6 +28,7 @@ export const FAULT_KINDS = [
   'shuffle-worker-kill',
   'shuffle-worker-partition-damage',
   'malformed-credentials',
+  'poison-runtime',
 ] as const;
 
 export type FaultKind = (typeof FAULT_KINDS)[number];
@@ -63,6 +64,8 @@ export const FAULT_DESCRIPTIONS: Readonly<Record<FaultKind, string>> = {
     'a finished partition on a shuffle worker damaged (data deleted or one byte flipped), maybe while no leader runs',
   'malformed-credentials':
     'malformed credentials (gRPC metadata, Authorization, cookies, ?token=) sent to the leader and a TaskManager mid-job: each refused, no daemon hurt',
+  'poison-runtime':
+    'a second job whose enumerator or coordinator throws from a timer, exits, loops or allocates on the JobMaster is submitted mid-job: only it fails',
 };
 
 /** Where leader election and job graphs live (`high-availability.type`). */
@@ -119,7 +122,7 @@ export function faultUnavailable(kind: FaultKind, env: FaultEnvironment): string
  */
 const REMOTE_SHUFFLE_DEFAULTS: ReadonlySet<FaultKind> = new Set(['leader-and-tm-kill']);
 /** Kinds drawn only when named in a pool (`--faults`): added to no default pool, so recorded seeds replay as before. */
-const BY_NAME_ONLY: ReadonlySet<FaultKind> = new Set(['malformed-credentials']);
+export const BY_NAME_ONLY: ReadonlySet<FaultKind> = new Set(['malformed-credentials', 'poison-runtime']);
 
 /** The kinds a run in `env` draws from when no pool is given. */
 export function faultKindsFor(env: FaultEnvironment): FaultKind[] {
@@ -134,6 +137,13 @@ export function faultKindsFor(env: FaultEnvironment): FaultKind[] {
 /** What a poison job module does when a JobMaster loads it (packages/chaos/src/jobs/poison.ts). */
 export const POISON_MODES = ['exit', 'throw', 'hang'] as const;
 export type PoisonMode = (typeof POISON_MODES)[number];
+
+/**
+ * How the runtime poison job's code misbehaves on the JobMaster once its module loaded
+ * (packages/chaos/src/jobs/poison-runtime.ts).
+ */
+export const POISON_RUNTIME_MODES = ['timer-throw', 'split-exit', 'coordinator-loop', 'split-alloc'] as const;
+export type PoisonRuntimeMode = (typeof POISON_RUNTIME_MODES)[number];
 
 /**
  * How a stored job file is damaged. Only damage that no reader can take for a valid file: a
@@ -154,6 +164,7 @@ export const NO_FAILOVER_FAULTS: ReadonlySet<FaultKind> = new Set([
   'poison-job',
   'forged-rpc',
   'malformed-credentials',
+  'poison-runtime',
 ]);
 
 export function isFaultKind(name: string): name is FaultKind {
@@ -207,6 +218,7 @@ export type FaultPlan =
     }
   | { readonly kind: 'jobmasters-pause'; readonly trigger: Trigger; readonly extraMs: number }
   | { readonly kind: 'poison-job'; readonly trigger: Trigger; readonly mode: PoisonMode }
+  | { readonly kind: 'poison-runtime'; readonly trigger: Trigger; readonly mode: PoisonRuntimeMode }
   | {
       readonly kind: 'damaged-job-dir';
       readonly trigger: Trigger;
@@ -309,7 +321,8 @@ export function describeFault(f: FaultPlan): string {
     case 'partition-delete':
       return `partition-delete${f.duringFailover ? '(failover)' : ''}${at}`;
     case 'poison-job':
-      return `poison-job(${f.mode})${at}`;
+    case 'poison-runtime':
+      return `${f.kind}(${f.mode})${at}`;
     case 'damaged-job-dir':
       return `damaged-job-dir(${f.file}:${f.damage})${at}`;
     case 'forged-rpc':

@@ -2,16 +2,17 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage, isTerminalJobState, sleep, type JobSummary__Output } from '@rebound/core';
 import { HaPaths } from '@rebound/ha';
-import { REPO_ROOT } from './cluster.js';
 import type { FaultPlan, JobFileDamage } from './faults.js';
+import { listJobs } from './observe.js';
 import { Prng } from './prng.js';
 import type { RunContext } from './run-context.js';
 import { parseTaskEvents } from './task-log.js';
 
 /**
- * The faults of a hostile or careless user rather than of a failing machine: a poison job, a
- * damaged job directory, forged RPCs. Each is injected mid-job; what it must not reach beyond its
- * own job is checked once the job ended (RunContext.checkAfterJob).
+ * The faults of a hostile or careless user rather than of a failing machine: a damaged job
+ * directory here, poison jobs (inject-poison.ts), forged RPCs (inject-forged-rpc.ts). Each is
+ * injected mid-job; what it must not reach beyond its own job is checked once the job ended
+ * (RunContext.checkAfterJob).
  */
 
 type Of<K extends FaultPlan['kind']> = Extract<FaultPlan, { kind: K }>;
@@ -22,138 +23,7 @@ export interface FaultHooks {
   readonly mark: (at: number) => void;
 }
 
-export const POISON_MODULE = 'packages/chaos/src/jobs/poison.ts';
-const POISON_JOB_NAME = 'chaos-poison';
-/** jobmaster.job-module.load-timeout (default 30 s, not shortened) plus room for a takeover. */
-const POISON_SETTLE_MS = 120_000;
 const SECOND_JOB_MS = 120_000;
-
-/** The reason a contained poison job fails with, by mode (packages/jobmaster/src/user-code/worker-user-code.ts). */
-const POISON_REASONS: Readonly<Record<Of<'poison-job'>['mode'], RegExp>> = {
-  exit: /the job module exited its process \(exit code 7\) while loading/,
-  throw: /chaos poison: thrown while building the job/,
-  hang: /did not finish loading within \d+ ms \(jobmaster\.job-module\.load-timeout\)/,
-};
-/** A poison job whose loading JobMasters the harness killed is given up after max-crashes of them. */
-const GIVEN_UP = /was not loaded again: \d+ JobMaster\(s\) in a row died while loading it/;
-
-/** ListJobs from whoever leads, retried across leader changes until `timeoutMs`. */
-async function listJobs(r: RunContext, timeoutMs: number): Promise<JobSummary__Output[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await r.cluster.listJobs();
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`ListJobs failed for ${timeoutMs} ms: ${errorMessage(err)}`);
-      await sleep(200);
-    }
-  }
-}
-
-async function liveJobMasterPids(r: RunContext): Promise<{ id: string; pid: number }[]> {
-  const out: { id: string; pid: number }[] = [];
-  for (const id of await r.aliveJobMasters()) out.push({ id, pid: (await r.cluster.process(id)).pid });
-  return out;
-}
-
-/** A JobMaster alive at `since` that died or was replaced since, without the harness touching it. */
-async function jobMastersLost(
-  r: RunContext,
-  before: readonly { id: string; pid: number }[],
-  since: number,
-): Promise<string[]> {
-  const lost: string[] = [];
-  for (const { id, pid } of before) {
-    if (r.jmDisturbed.some((d) => d.id === id && d.at >= since)) continue;
-    const now = await r.cluster.process(id);
-    if (now.pid !== pid || !(await r.cluster.isAlive(id))) lost.push(`${id} (pid ${pid})`);
-  }
-  return lost;
-}
-
-export async function injectPoisonJob(r: RunContext, f: Of<'poison-job'>, h: FaultHooks): Promise<void> {
-  const dir = join(r.workdir, 'poison');
-  await mkdir(join(dir, 'in'), { recursive: true });
-  await writeFile(join(dir, 'in', 'part-000.txt'), 'poison\n');
-  const before = await liveJobMasterPids(r);
-  const known = new Set((await listJobs(r, 30_000)).map((j) => j.job_id));
-  const at = Date.now();
-  // A hanging module holds SubmitJob until the load timeout: the submission goes on meanwhile.
-  // Whatever its outcome: a poison job's submission may fail.
-  const submission = r.cluster
-    .rebound([
-      'submit',
-      join(REPO_ROOT, POISON_MODULE),
-      '--json',
-      '--detached',
-      '--',
-      '--poison',
-      f.mode,
-      '--harmless-in-pid',
-      String(process.pid),
-      '--input',
-      join(dir, 'in'),
-      '--output',
-      join(dir, 'out'),
-    ])
-    .catch((err: unknown) => ({ code: 1, stdout: '', stderr: err instanceof Error ? err.message : String(err) }));
-  let jobId: string | undefined;
-  const deadline = Date.now() + 60_000;
-  while (!jobId && Date.now() < deadline) {
-    jobId = (await r.cluster.listJobs().catch(() => [] as JobSummary__Output[])).find(
-      (j) => j.name === POISON_JOB_NAME && !known.has(j.job_id),
-    )?.job_id;
-    if (!jobId) await sleep(100);
-  }
-  if (!jobId) {
-    const cli = await submission;
-    h.note(
-      `the poison job was never stored (submit exited ${cli.code}: ${(cli.stderr || cli.stdout).trim().split('\n')[0] ?? ''})`,
-    );
-    return;
-  }
-  // Stored: a JobMaster is loading it now.
-  h.mark(at);
-  h.note(`submitted poison job ${jobId} (${f.mode} at load) while ${before.map((b) => b.id).join(', ')} ran`);
-  const poisonId = jobId;
-  r.checkAfterJob('poison-job', async () => {
-    const cli = await submission;
-    let last: JobSummary__Output | undefined;
-    const until = Date.now() + POISON_SETTLE_MS;
-    while (Date.now() < until) {
-      last =
-        (await r.cluster.listJobs().catch(() => [] as JobSummary__Output[])).find((j) => j.job_id === poisonId) ?? last;
-      if (last && isTerminalJobState(last.state)) break;
-      await sleep(200);
-    }
-    const lost = await jobMastersLost(r, before, at);
-    if (lost.length > 0)
-      r.problem(
-        'not-contained',
-        `poison job ${poisonId} (${f.mode}): JobMaster(s) ${lost.join(', ')} died after it was submitted`,
-      );
-    if (!last || !isTerminalJobState(last.state)) {
-      r.problem(
-        'not-contained',
-        `poison job ${poisonId} (${f.mode}) did not end within ${POISON_SETTLE_MS} ms (last listed ${last?.state ?? 'never'})`,
-      );
-      return;
-    }
-    const status = await r.cluster.jobStatus(poisonId).catch(() => undefined);
-    const reason = status?.failure ?? '';
-    const harnessKilledLoaders = r.jmDisturbed.some((d) => d.at >= at);
-    if (last.state !== 'FAILED') {
-      r.problem('not-contained', `poison job ${poisonId} (${f.mode}) ended ${last.state}, not FAILED`);
-    } else if (!POISON_REASONS[f.mode].test(reason) && !(harnessKilledLoaders && GIVEN_UP.test(reason))) {
-      r.problem(
-        'not-contained',
-        `poison job ${poisonId} (${f.mode}) FAILED without the load reason: ${JSON.stringify(reason.split('\n')[0] ?? '')}`,
-      );
-    } else {
-      h.note(`poison job FAILED: ${reason.split('\n')[0]}; submit exited ${cli.code}`);
-    }
-  });
-}
 
 /** Bytes that no reader can take for the file they replace. */
 export function damagedBytes(damage: JobFileDamage, original: Buffer, seed: number): Buffer {

@@ -8,9 +8,10 @@ import type { FaultRecord } from './results.js';
 import { finishedInDump, type RunContext } from './run-context.js';
 import { finishedPartitions, waitUntil } from './observe.js';
 import { injectForgedRpc } from './inject-forged-rpc.js';
-import { injectDamagedJobDir, injectPoisonJob } from './inject-hostile.js';
+import { injectDamagedJobDir } from './inject-hostile.js';
 import { injectNetworkFault } from './inject-network.js';
 import { injectMalformedCredentials } from './inject-malformed.js';
+import { injectPoisonJob, injectPoisonRuntime } from './inject-poison.js';
 import { injectShuffleFault } from './inject-shuffle.js';
 
 /**
@@ -60,6 +61,8 @@ export async function injectFault(r: RunContext, f: FaultPlan, rec: FaultRecord,
   switch (f.kind) {
     case 'poison-job':
       return injectPoisonJob(r, f, { note, mark });
+    case 'poison-runtime':
+      return injectPoisonRuntime(r, f, { note, mark });
     case 'forged-rpc':
       return injectForgedRpc(r, f, { note, mark });
     case 'malformed-credentials':

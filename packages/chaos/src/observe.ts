@@ -1,6 +1,6 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { sleep } from '@rebound/core';
+import { errorMessage, sleep, type JobSummary__Output } from '@rebound/core';
 import type { RunContext } from './run-context.js';
 import { subtaskKey } from './task-log.js';
 
@@ -17,6 +17,19 @@ export async function waitUntil(
     await sleep(20);
   }
   return false;
+}
+
+/** ListJobs from whoever leads, retried across leader changes until `timeoutMs`. */
+export async function listJobs(r: RunContext, timeoutMs: number): Promise<JobSummary__Output[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await r.cluster.listJobs();
+    } catch (err) {
+      if (Date.now() > deadline) throw new Error(`ListJobs failed for ${timeoutMs} ms: ${errorMessage(err)}`);
+      await sleep(200);
+    }
+  }
 }
 
 export interface PartitionOnDisk {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  BY_NAME_ONLY,
   ETCD_FAULTS,
   EXCLUSIVE_FAULTS,
   FAULT_KINDS,
@@ -62,8 +63,7 @@ describe('planRun', () => {
     }
     expect([...kinds].sort()).toEqual(
       FAULT_KINDS.filter(
-        (k) =>
-          !ETCD_FAULTS.has(k) && !PARTITION_FAULTS.has(k) && !SHUFFLE_KINDS.has(k) && k !== 'malformed-credentials',
+        (k) => !ETCD_FAULTS.has(k) && !PARTITION_FAULTS.has(k) && !SHUFFLE_KINDS.has(k) && !BY_NAME_ONLY.has(k),
       ).sort(),
     );
     expect([...jobs].sort()).toEqual(['aggregation', 'join', 'wordcount']);
@@ -78,9 +78,7 @@ describe('planRun', () => {
     };
     const etcdAll = seen('etcd', true);
     expect([...etcdAll].sort()).toEqual(
-      FAULT_KINDS.filter(
-        (k) => !FILE_HA_FAULTS.has(k) && !SHUFFLE_KINDS.has(k) && k !== 'malformed-credentials',
-      ).sort(),
+      FAULT_KINDS.filter((k) => !FILE_HA_FAULTS.has(k) && !SHUFFLE_KINDS.has(k) && !BY_NAME_ONLY.has(k)).sort(),
     );
     const etcdNoCut = seen('etcd', false);
     for (const k of PARTITION_FAULTS) expect(etcdNoCut.has(k)).toBe(false);
