@@ -120,6 +120,12 @@ export async function applyReplay(
   ctx.shuffleMaster.restoreState(ctx.job.jobId, replayed.shuffleSnapshots);
 }
 
+/** The answers coordinator `operatorId` gave the finished attempt, as its event recorded them. */
+function recordedAnswers(e: ExecutionVertexFinishedEvent__Output, operatorId: string): string[] | undefined {
+  const inc = e.coordinator_increments.find((c) => c.operator_id === operatorId);
+  return inc && OperatorCoordinatorHolder.responsesOfIncrement(inc.state);
+}
+
 /**
  * User coordinators are restored from their newest snapshot: executions of their vertices that
  * finished after it rerun, unless their events recorded every answer they got and the
@@ -127,12 +133,6 @@ export async function applyReplay(
  * batch snapshots rerun unless the vertex had finished (FLIP-383 drops finished events no
  * snapshot covers).
  */
-/** The answers coordinator `operatorId` gave the finished attempt, as its event recorded them. */
-function recordedAnswers(e: ExecutionVertexFinishedEvent__Output, operatorId: string): string[] | undefined {
-  const inc = e.coordinator_increments.find((c) => c.operator_id === operatorId);
-  return inc && OperatorCoordinatorHolder.responsesOfIncrement(inc.state);
-}
-
 function dropFinishedNotCoveredByCoordinators(ctx: ReplayApplication['ctx'], replayed: ReplayedJobState): number {
   let dropped = 0;
   for (const [vertexId, holders] of ctx.coordinators.userEntries()) {
