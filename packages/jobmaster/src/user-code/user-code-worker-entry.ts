@@ -90,14 +90,26 @@ function answerSync(reply: UserCodeReply): void {
   Atomics.notify(flag, 0);
 }
 
-// process.exit() in a worker ends only the worker; saying why first lets the job fail with it.
-const exit = process.exit.bind(process);
-process.exit = ((code?: number | string | null) => {
-  const reason = `called process.exit(${code ?? ''})`;
+/** Ends this worker (never the process) after saying why, so that the job fails with it. */
+function endWorker(reason: string, code: number | string | null | undefined): never {
   post({ kind: 'exiting', reason });
   if (inSyncCall) answerSync({ id: EXITING_REPLY, ok: false, code: 'USER_CODE', message: reason });
   return exit(code);
-}) as typeof process.exit;
+}
+
+// process.exit() in a worker ends only the worker. process.abort() and a signal to this very
+// process would end the JobMaster: a careless job gets the worker's end instead. (A kill through
+// another process, or a native crash, still gets through: the load quarantine is for those.)
+const exit = process.exit.bind(process);
+const kill = process.kill.bind(process);
+process.exit = ((code?: number | string | null) =>
+  endWorker(`called process.exit(${code ?? ''})`, code)) as typeof process.exit;
+process.abort = (() => endWorker('called process.abort()', 134)) as typeof process.abort;
+process.kill = ((pid: number, signal?: string | number) => {
+  if (pid === process.pid || pid === 0)
+    return endWorker(`called process.kill(its own process, ${String(signal ?? 'SIGTERM')})`, 1);
+  return kill(pid, signal);
+}) as typeof process.kill;
 
 data.syncPort.on('message', (call: UserCodeCall) => {
   let reply: UserCodeReply;

@@ -60,6 +60,13 @@ describe('WorkerUserCode', () => {
       });
     });
 
+    it('fails a module that signals its own process or aborts it: the worker ends, not this process', async () => {
+      await expect(load('kill-self')).rejects.toMatchObject({
+        code: ErrorCode.JOB_MODULE_INVALID,
+        message: expect.stringMatching(/called process\.kill\(its own process, SIGKILL\) while loading/),
+      });
+    });
+
     it('fails a module that throws while it builds, with its message', async () => {
       await expect(load('throw')).rejects.toMatchObject({
         code: ErrorCode.JOB_MODULE_INVALID,

@@ -150,7 +150,7 @@ export class WorkerUserCode implements JobUserCode, UserCodeCalls {
       const loaded = (await Promise.race([this.callAsync(RUNTIME_HANDLE, 'load', []), timeout])) as LoadedJob;
       this.operators = new Map(loaded.operators.map((o) => [o.id, o]));
     } catch (err) {
-      const { crash, exitCode } = this;
+      const { crash, exitCode, exiting } = this;
       await this.close();
       if (err instanceof PoisonJobModuleError) throw err;
       if (crash !== undefined)
@@ -158,6 +158,8 @@ export class WorkerUserCode implements JobUserCode, UserCodeCalls {
           jobId,
           crash.startsWith('crashed: ') ? `crashed while loading: ${crash.slice(9)}` : `${crash} while loading`,
         );
+      if (exiting !== undefined && !exiting.startsWith('called process.exit'))
+        throw new PoisonJobModuleError(jobId, `${exiting} while loading`);
       if (exitCode !== undefined)
         throw new PoisonJobModuleError(jobId, `exited its process (exit code ${exitCode}) while loading`);
       throw new JobModuleInvalidError(`job ${jobId}: ${firstLine(errorMessage(err))}`);
