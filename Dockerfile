@@ -26,10 +26,12 @@ ENV REBOUND_HA_DIR=/rebound/ha
 # Not root: a planted job or HA record acts with this user's rights only. The mount points belong
 # to it, so a fresh named volume (docker copies the image's ownership into it) is writable; a bind
 # mount at /data must be writable by REBOUND_UID on the host (e.g. chown 10001 data, or build
-# with --build-arg REBOUND_UID=$(id -u)).
+# with --build-arg REBOUND_UID=$(id -u)). /etcd-client: the compose etcd's CA, client certificate
+# and password for the daemons (docker-compose.etcd.yml).
 ARG REBOUND_UID=10001
 RUN groupadd --system --gid "$REBOUND_UID" rebound \
   && useradd --system --uid "$REBOUND_UID" --gid rebound --home-dir /rebound --no-create-home rebound \
-  && mkdir -p /rebound /etcd /shuffle /data && chown rebound:rebound /rebound /etcd /shuffle /data
+  && mkdir -p /rebound /etcd /etcd-client /shuffle /data \
+  && chown rebound:rebound /rebound /etcd /etcd-client /shuffle /data
 USER rebound
 ENTRYPOINT ["node", "bin/rebound.js"]

@@ -11,8 +11,14 @@
 //       $REBOUND_HA_DIR/leader.json, or in etcd when $REBOUND_PROPERTIES says
 //       high-availability.type: etcd (read through etcd's JSON gateway, /v3/kv/range)
 //   node scripts/docker/health.mjs etcd URL
-//       exit 0 when the etcd member at URL reports itself healthy (GET /health); else one line
+//       exit 0 when the etcd member at URL reports itself healthy (GET /health) and, when
+//       $REBOUND_PROPERTIES names an etcd user, lets that user log in (auth is on); else one line
+// Both present what $REBOUND_PROPERTIES's high-availability.etcd.* keys name, as the CLI does:
+// the CA, the client certificate, the user and its password file.
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
@@ -76,6 +82,82 @@ function properties() {
   return out;
 }
 
+/**
+ * What to show etcd (high-availability.etcd.tls.*, username, password-file), or a string saying
+ * which file cannot be read.
+ */
+function etcdCredentials(props) {
+  const read = (key) => {
+    const path = props[`high-availability.etcd.${key}`];
+    if (!path) return undefined;
+    try {
+      return readFileSync(path);
+    } catch (err) {
+      throw new Error(`cannot read high-availability.etcd.${key} ${path} (${err.code ?? err.message})`);
+    }
+  };
+  try {
+    const password = read('password-file');
+    return {
+      tls: { ca: read('tls.ca-file'), cert: read('tls.cert-file'), key: read('tls.key-file') },
+      user: props['high-availability.etcd.username']
+        ? { name: props['high-availability.etcd.username'], password: password?.toString('utf8').replace(/\r?\n$/, '') }
+        : undefined,
+    };
+  } catch (err) {
+    return err.message;
+  }
+}
+
+/** One call to etcd's HTTP API: { status, body } (body parsed as JSON, {} when it is not); rejects when there is no answer. */
+function etcdCall(url, { tls, token, body }) {
+  const https = url.startsWith('https:');
+  return new Promise((resolve, reject) => {
+    const req = (https ? httpsRequest : httpRequest)(
+      url,
+      {
+        method: body === undefined ? 'GET' : 'POST',
+        ...(https ? tls : {}),
+        headers: token ? { authorization: token } : {},
+        timeout: CHECK_DEADLINE_MS,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (d) => (text += d));
+        res.on('error', reject);
+        res.on('end', () => {
+          let parsed = {};
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            parsed = { error: text.trim() };
+          }
+          resolve({ status: res.statusCode, body: parsed });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.on('timeout', () => req.destroy(Object.assign(new Error('no answer'), { code: 'ETIMEDOUT' })));
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+/**
+ * A token for the configured user, undefined without one (or while auth is not enabled yet: etcd
+ * then takes requests without); throws when etcd refuses the user.
+ */
+async function etcdToken(endpoint, creds) {
+  if (!creds.user) return undefined;
+  const login = await etcdCall(`${endpoint}/v3/auth/authenticate`, {
+    tls: creds.tls,
+    body: { name: creds.user.name, password: creds.user.password },
+  });
+  if (login.status === 200) return login.body.token;
+  const why = String(login.body.error ?? `HTTP ${login.status}`);
+  if (/authentication is not enabled/.test(why)) return undefined;
+  throw Object.assign(new Error(`refused user '${creds.user.name}' (${why})`), { refused: true });
+}
+
 /** The leader record in etcd (`/<cluster-id>/leader`, epoch = its create revision), or a string saying why there is none. */
 async function etcdLeader(props) {
   const endpoints = (props['high-availability.etcd.endpoints'] ?? '')
@@ -85,24 +167,29 @@ async function etcdLeader(props) {
   if (endpoints.length === 0)
     return 'high-availability.type is etcd but REBOUND_PROPERTIES sets no high-availability.etcd.endpoints';
   const key = `/${props['high-availability.cluster-id'] || 'default'}/leader`;
+  const creds = etcdCredentials(props);
+  // In compose: the etcd service makes these files at its first start.
+  if (typeof creds === 'string') return `etcd ${endpoints.join(',')} cannot be asked yet: ${creds}`;
   const failures = [];
   for (const endpoint of endpoints) {
     let res;
     try {
-      res = await fetch(`${endpoint}/v3/kv/range`, {
-        method: 'POST',
-        body: JSON.stringify({ key: Buffer.from(key).toString('base64') }),
-        signal: AbortSignal.timeout(CHECK_DEADLINE_MS),
+      const token = await etcdToken(endpoint, creds);
+      res = await etcdCall(`${endpoint}/v3/kv/range`, {
+        tls: creds.tls,
+        token,
+        body: { key: Buffer.from(key).toString('base64') },
       });
     } catch (err) {
-      failures.push(`${endpoint}: ${err.cause?.code ?? err.message}`);
+      if (err.refused) return `etcd ${endpoint} ${err.message}; fix high-availability.etcd.password-file or username`;
+      failures.push(`${endpoint}: ${err.code ?? err.message}`);
       continue;
     }
-    if (!res.ok) {
-      failures.push(`${endpoint}: HTTP ${res.status}`);
+    if (res.status !== 200) {
+      failures.push(`${endpoint}: HTTP ${res.status}${res.body.error ? ` ${res.body.error}` : ''}`);
       continue;
     }
-    const kv = (await res.json()).kvs?.[0];
+    const kv = res.body.kvs?.[0];
     if (!kv) return `no JobMaster has been elected (no ${key} in etcd ${endpoints.join(',')})`;
     let value;
     try {
@@ -160,16 +247,25 @@ async function awaitLeader(args) {
   }
 }
 
-/** The compose `etcd` service's healthcheck: the member's own /health (it has a leader, it serves). */
+/**
+ * The compose `etcd` service's healthcheck: the member's own /health (it has a leader, it serves)
+ * and, with a user configured, that user's login: etcd is not healthy for Rebound until its
+ * entry point (scripts/docker/etcd.mjs) has enabled auth, so no daemon starts on an open etcd.
+ */
 async function etcdHealth(url) {
   if (!url || !/^https?:\/\/\S+$/.test(url)) fail('usage: health.mjs etcd URL');
+  const endpoint = url.replace(/\/$/, '');
+  const creds = etcdCredentials(properties());
+  if (typeof creds === 'string') fail(`etcd ${url}: ${creds}`);
   try {
-    const res = await fetch(`${url.replace(/\/$/, '')}/health`, { signal: AbortSignal.timeout(CHECK_DEADLINE_MS) });
-    const body = await res.json().catch(() => ({}));
-    if (res.ok && body.health === 'true') process.exit(0);
-    fail(`etcd ${url}: HTTP ${res.status} ${JSON.stringify(body)}`);
+    const res = await etcdCall(`${endpoint}/health`, { tls: creds.tls });
+    if (res.status !== 200 || res.body.health !== 'true')
+      fail(`etcd ${url}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+    if (creds.user && (await etcdToken(endpoint, creds)) === undefined)
+      fail(`etcd ${url}: auth is not enabled yet (scripts/docker/etcd.mjs enables it once the member answers)`);
+    process.exit(0);
   } catch (err) {
-    fail(`etcd ${url}: ${err.cause?.code ?? err.message}`);
+    fail(`etcd ${url}: ${err.code ?? err.message}`);
   }
 }
 
