@@ -6,7 +6,7 @@ import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOu
 
 const POISON_JOB = 'test/fixtures/poison-job.ts';
 
-const POISON_RUNTIME = 'test/fixtures/poison-runtime.ts';
+const POISON_RUNTIME = 'packages/chaos/src/jobs/poison-runtime.ts';
 
 /**
  * Poison jobs: job code that exits, throws, hangs, loops or allocates without bound on a
@@ -104,7 +104,7 @@ describe('poison jobs', () => {
   });
 
   it.each([
-    ['timer-throw', /user code on the JobMaster crashed: .*the enumerator blew up in a timer/],
+    ['timer-throw', /user code on the JobMaster crashed: .*chaos poison: the enumerator threw from a timer/],
     ['split-exit', /user code on the JobMaster called process\.exit\(3\)/],
     [
       'coordinator-loop',

@@ -1,11 +1,13 @@
 /**
  * The chaos harness's runtime poison job: its module loads and builds fine everywhere, and only
  * its code that runs on the JobMaster after loading misbehaves:
- *   --poison timer-throw|split-exit|coordinator-loop|split-alloc --output DIR
+ *   --poison timer-throw|split-exit|coordinator-loop|split-alloc|none --output DIR
  *   timer-throw        the split enumerator throws from a timer once it started
  *   split-exit         process.exit(3) in the enumerator's handleSplitRequest
  *   coordinator-loop   an endless loop in the operator coordinator's handleRequest
  *   split-alloc        the enumerator allocates without bound in handleSplitRequest
+ *   none               a plain job: numbers 0..99 plus an offset of 1000 from the coordinator
+ * The isolation tests (packages/jobmaster/src/user-code, test/poison-job.test.ts) run it too.
  * No guard like poison.ts's --harmless-in-pid is needed: building the graph (in the harness, or
  * on a TaskManager) creates no enumerator or coordinator, and the tasks on the TaskManagers are
  * never poisoned, so the main job sharing them is unaffected.
@@ -21,8 +23,8 @@ import {
 } from '@rebound/api';
 import { parseOptions, required } from '@rebound/example-support';
 
-const USAGE = 'poison-runtime --poison timer-throw|split-exit|coordinator-loop|split-alloc --output DIR';
-const MODES = ['timer-throw', 'split-exit', 'coordinator-loop', 'split-alloc'];
+const USAGE = 'poison-runtime --poison timer-throw|split-exit|coordinator-loop|split-alloc|none --output DIR';
+const MODES = ['timer-throw', 'split-exit', 'coordinator-loop', 'split-alloc', 'none'];
 
 function poisoned<S extends SourceSplit, St>(inner: SplitEnumerator<S, St>, mode: string): SplitEnumerator<S, St> {
   return {

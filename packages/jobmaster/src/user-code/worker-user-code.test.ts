@@ -8,7 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserCodeWorkers } from './user-code-workers.js';
 import type { WorkerUserCode } from './worker-user-code.js';
 
-const fixture = (name: string) => fileURLToPath(new URL(`../../../../test/fixtures/${name}`, import.meta.url));
+const REPO = fileURLToPath(new URL('../../../../', import.meta.url));
+const MODULES: Record<string, string> = {
+  'poison-job.ts': 'test/fixtures/poison-job.ts',
+  'poison-runtime.ts': 'packages/chaos/src/jobs/poison-runtime.ts',
+};
 
 /**
  * A job's user code runs in a worker thread of its own: whatever a module, an enumerator or a
@@ -23,7 +27,7 @@ describe('WorkerUserCode', () => {
     dir = await mkdtemp(join(tmpdir(), 'rebound-user-code-test-'));
     for (const name of ['poison-job.ts', 'poison-runtime.ts']) {
       modules[name] = join(dir, name.replace('.ts', '.mjs'));
-      await writeFile(modules[name], (await bundleJobModule(fixture(name))).code);
+      await writeFile(modules[name], (await bundleJobModule(join(REPO, MODULES[name]!))).code);
     }
   });
 
@@ -126,7 +130,7 @@ describe('WorkerUserCode', () => {
     });
 
     it.each([
-      ['timer-throw', /crashed: .*the enumerator blew up in a timer/],
+      ['timer-throw', /crashed: .*chaos poison: the enumerator threw from a timer/],
       ['split-exit', /called process\.exit\(3\)/],
       ['split-alloc', /ran out of its heap \(jobmaster\.user-code\.heap-size 64 MiB\)/],
     ])('%s: the job fails with the reason, and this process lives', async (poison, reason) => {
