@@ -74,6 +74,18 @@ async function runSecondJob(r: RunContext, seed: number): Promise<{ jobId: strin
   }
 }
 
+const STORED_FILE_MS = 10_000;
+
+/** The file's bytes once it exists; undefined if it does not within STORED_FILE_MS. */
+async function storedFile(path: string): Promise<Buffer | undefined> {
+  const deadline = Date.now() + STORED_FILE_MS;
+  for (;;) {
+    const bytes = await readFile(path).catch(() => undefined);
+    if (bytes || Date.now() > deadline) return bytes;
+    await sleep(50);
+  }
+}
+
 export async function injectDamagedJobDir(
   r: RunContext,
   f: Of<'damaged-job-dir'>,
@@ -93,7 +105,9 @@ export async function injectDamagedJobDir(
   if (!triggered || r.monitor.terminal) return h.note('the job ended before the trigger (the second job finished)');
 
   const path = join(HaPaths.jobDir(r.cluster.haDir, s.jobId), f.file);
-  const original = await readFile(path);
+  // The leader reports a job ended a moment before it has stored status.json (seed 9140).
+  const original = await storedFile(path);
+  if (!original) return h.note(`${s.jobId}/${f.file} was not stored within ${STORED_FILE_MS} ms: nothing damaged`);
   await writeFile(path, damagedBytes(f.damage, original, f.garbageSeed));
   const damagedAt = Date.now();
   h.note(`${s.jobId}/${f.file}: ${f.damage} (${original.length} bytes replaced)`);

@@ -308,15 +308,18 @@ export class JobMaster {
     this.scheduler.close();
     this.shuffleMaster.unregisterJob(this.jobId);
     await this.coordinators.close();
-    await this.userCode.close();
     // Globally terminal: nothing will ever be recovered, so the log goes.
     await this.recovery
       .stop(true)
       .catch((err: unknown) => this.logger.warn({ err: errorMessage(err) }, 'clearing the job events failed'));
-    if (this.terminalReported) return;
-    this.terminalReported = true;
-    await this.ctx.onTerminal(this);
-    this.ctx.onSlotsFreed();
+    if (!this.terminalReported) {
+      this.terminalReported = true;
+      await this.ctx.onTerminal(this);
+      this.ctx.onSlotsFreed();
+    }
+    // After the terminal status is stored: ending the worker must not widen the time in which
+    // the job reads as ended but its status.json is not written yet.
+    await this.userCode.close();
   }
 
   /** Stops without touching the cluster: leadership was lost, the next leader takes over. */
