@@ -35,8 +35,9 @@ export const POISON_RUNTIME_CONFIG: Readonly<Record<string, string>> = {
 export const RUNTIME_REASONS: Readonly<Record<Of<'poison-runtime'>['mode'], RegExp>> = {
   'timer-throw': /user code on the JobMaster crashed: .*chaos poison: the enumerator threw from a timer/,
   'split-exit': /user code on the JobMaster called process\.exit\(3\)/,
+  // The watchdog finds the loop, or a call the JobMaster waits on while it loops (a reset).
   'coordinator-loop':
-    /user code on the JobMaster stopped answering for \d+ ms \(jobmaster\.user-code\.call-timeout 2000 ms\)/,
+    /user code on the JobMaster (stopped answering for \d+ ms|did not return from \w+ within \d+ ms) \(jobmaster\.user-code\.call-timeout/,
   'split-alloc': /user code on the JobMaster ran out of its heap \(jobmaster\.user-code\.heap-size 64 MiB\)/,
 };
 
