@@ -146,6 +146,20 @@ describe('WorkerUserCode', () => {
       await code.close();
     });
 
+    it('a JobMaster thread that did not run for longer than the call timeout keeps a healthy worker', async () => {
+      const { code } = await runtime('none');
+      await new Promise((r) => setTimeout(r, 300));
+      // As a SIGSTOP or a starved JobMaster: this thread runs nothing for 2.5 call timeouts.
+      const until = Date.now() + 2_500;
+      while (Date.now() < until) {
+        // busy
+      }
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(code.isAlive()).toBe(true);
+      expect(code.estimateSplits(SOURCE)).toBe(2);
+      await code.close();
+    });
+
     it('coordinator-loop: a call this thread waits on gives up at its deadline, with the worker', async () => {
       const { code, failed } = await runtime('coordinator-loop', { 'high-availability.lease.timeout': '900 ms' });
       const holder = code.createCoordinatorHolder({
