@@ -23,6 +23,7 @@ import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { dirname, join } from 'node:path';
+import { properties } from './rebound-properties.mjs';
 
 const CLIENT_O = 'rebound compose etcd client';
 const VALID_DAYS = 825;
@@ -34,21 +35,6 @@ function say(line) {
 function die(line) {
   say(line);
   process.exit(1);
-}
-
-/** $REBOUND_PROPERTIES as the CLI reads it: `key: value` lines, split at the first colon. */
-function properties() {
-  const out = {};
-  for (const raw of (process.env.REBOUND_PROPERTIES ?? '').split(/\r?\n/)) {
-    const line = raw.trim();
-    const colon = line.indexOf(':');
-    if (line === '' || line.startsWith('#') || colon <= 0) continue;
-    out[line.slice(0, colon).trim()] = line
-      .slice(colon + 1)
-      .trim()
-      .replace(/^(["'])(.*)\1$/, '$2');
-  }
-  return out;
 }
 
 // --- a minimal DER encoder: just what an X.509 v3 certificate with ECDSA needs ---

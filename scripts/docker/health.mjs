@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { properties } from './rebound-properties.mjs';
 
 const PROTO_ROOT = fileURLToPath(new URL('../../proto', import.meta.url));
 // Generous: on a loaded machine a busy daemon can take seconds to answer, and that is not death.
@@ -62,24 +63,6 @@ async function probe(address, service = '') {
   const status = await check(address, service);
   if (status === 'SERVING') process.exit(0);
   fail(`${address} ${service || '(server)'}: ${status instanceof Error ? status.message : status}`);
-}
-
-/**
- * $REBOUND_PROPERTIES as the CLI reads it (packages/cli/src/env-properties.ts): `key: value` lines,
- * split at the first colon. Only the HA keys matter here; the CLI validates the rest.
- */
-function properties() {
-  const out = {};
-  for (const raw of (process.env.REBOUND_PROPERTIES ?? '').split(/\r?\n/)) {
-    const line = raw.trim();
-    const colon = line.indexOf(':');
-    if (line === '' || line.startsWith('#') || colon <= 0) continue;
-    out[line.slice(0, colon).trim()] = line
-      .slice(colon + 1)
-      .trim()
-      .replace(/^(["'])(.*)\1$/, '$2');
-  }
-  return out;
 }
 
 /**

@@ -90,6 +90,15 @@ describe('WorkerUserCode', () => {
     const SOURCE = 'op-1';
     const COORDINATED = 'op-2';
 
+    const holderOf = (code: WorkerUserCode) =>
+      code.createCoordinatorHolder({
+        vertexId: 'v-op-1',
+        operatorId: COORDINATED,
+        operatorName: 'Add offset',
+        parallelism: 1,
+        maxHeldResponses: 10,
+      });
+
     async function runtime(
       poison: string,
       config: Record<string, string> = {},
@@ -113,13 +122,7 @@ describe('WorkerUserCode', () => {
       expect(await source.requestSplit(0, 0)).toMatchObject({ split: { id: expect.any(String) } });
       expect(source.supportsBatchSnapshot()).toBe(true);
       expect(source.snapshotNow()).toBeInstanceOf(Uint8Array);
-      const holder = code.createCoordinatorHolder({
-        vertexId: 'v-op-1',
-        operatorId: COORDINATED,
-        operatorName: 'Add offset',
-        parallelism: 1,
-        maxHeldResponses: 10,
-      });
+      const holder = holderOf(code);
       await holder.start();
       expect(await holder.handleRequest(0, 0, '{}')).toBe('1000');
       // A user failure comes back as the error it was, not as a dead worker.
@@ -162,13 +165,7 @@ describe('WorkerUserCode', () => {
 
     it('coordinator-loop: a call this thread waits on gives up at its deadline, with the worker', async () => {
       const { code, failed } = await runtime('coordinator-loop', { 'high-availability.lease.timeout': '900 ms' });
-      const holder = code.createCoordinatorHolder({
-        vertexId: 'v-op-1',
-        operatorId: COORDINATED,
-        operatorName: 'Add offset',
-        parallelism: 1,
-        maxHeldResponses: 10,
-      });
+      const holder = holderOf(code);
       await holder.start();
       const request = holder.handleRequest(0, 0, '{}');
       const t0 = Date.now();
@@ -182,13 +179,7 @@ describe('WorkerUserCode', () => {
 
     it('coordinator-loop: a coordinator in an endless loop is ended at the call timeout', async () => {
       const { code, failed } = await runtime('coordinator-loop');
-      const holder = code.createCoordinatorHolder({
-        vertexId: 'v-op-1',
-        operatorId: COORDINATED,
-        operatorName: 'Add offset',
-        parallelism: 1,
-        maxHeldResponses: 10,
-      });
+      const holder = holderOf(code);
       await holder.start();
       const request = holder.handleRequest(0, 0, '{}');
       await expect(request).rejects.toThrow(
