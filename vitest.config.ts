@@ -20,6 +20,8 @@ export default defineConfig({
           include: ['packages/*/src/**/*.test.ts', 'examples/**/*.test.ts'],
           // Tests against a real etcd run under `npm run test:etcd` (test/etcd/vitest.config.ts).
           exclude: [...configDefaults.exclude, '**/*.etcd.test.ts'],
+          // The user-code worker tests start the worker entry that the build writes.
+          globalSetup: ['test/build-dist.ts'],
           testTimeout: 20_000,
           // vitest's default is availableParallelism() - 1: one worker on 2 cores.
           maxWorkers: 2,

@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST_DIR = join(ROOT, 'packages', 'cli', 'dist');
+/** The entry of a job's user-code worker thread, built beside the CLI (scripts/build.mjs). */
+export const USER_CODE_WORKER = join(ROOT, 'packages', 'jobmaster', 'dist', 'user-code-worker.mjs');
 
 /** Undefined when the build is fresh, else why it is not, in a few words. */
 export function staleInput() {
@@ -16,6 +18,11 @@ export function staleInput() {
     info = JSON.parse(readFileSync(join(DIST_DIR, 'build-info.json'), 'utf8'));
   } catch {
     return 'packages/cli/dist has not been built';
+  }
+  try {
+    if (statSync(USER_CODE_WORKER).mtimeMs < info.startedAtMs) return 'packages/jobmaster/dist is older than the build';
+  } catch {
+    return 'packages/jobmaster/dist has not been built';
   }
   for (const rel of info.inputs) {
     let mtimeMs;

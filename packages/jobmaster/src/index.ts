@@ -40,5 +40,6 @@ export {
 } from './task-manager-registry.js';
 export { OperatorCoordinators } from './operator-coordinators.js';
 export { InProcessUserCode } from './user-code/in-process-user-code.js';
+export { UserCodeWorkers } from './user-code/user-code-workers.js';
 export type { JobUserCode } from './user-code/job-user-code.js';
 export { startRestServer, type RestServer, type RestServerOptions, type LeaderView } from './rest/index.js';

@@ -174,7 +174,6 @@ describe('JobRunner and the ShuffleMaster', () => {
       await expect(readdir(jobEventsDir(haDir, jobId))).rejects.toThrow(/ENOENT/);
     } finally {
       await withoutSnapshots.close();
-      await workers.close();
     }
   });
 });

@@ -215,7 +215,6 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       granted = undefined;
       leader = undefined;
       await l?.close();
-      await userCodeWorkers.close();
       await restServer.close();
       await endpoints.withdraw(id).catch(() => undefined);
       await shutdownServer(server);

@@ -1,6 +1,6 @@
-// Runs inside a job's user-code worker thread (bundled by UserCodeWorkers): loads the job module,
-// builds its operators and hosts its split enumerators and operator coordinators, answering the
-// JobMaster's calls. Whatever the user code does here (exit, throw from a timer, loop, allocate)
+// Runs inside a job's user-code worker thread (built into packages/jobmaster/dist by
+// scripts/build.mjs): loads the job module, builds its operators and hosts its split enumerators
+// and operator coordinators, answering the JobMaster's calls. Whatever the user code does here (exit, throw from a timer, loop, allocate)
 // ends this thread at most.
 import { parentPort, workerData } from 'node:worker_threads';
 import pino from 'pino';

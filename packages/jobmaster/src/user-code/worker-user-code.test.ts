@@ -32,7 +32,6 @@ describe('WorkerUserCode', () => {
   });
 
   afterAll(async () => {
-    await workers.close();
     await rm(dir, { recursive: true, force: true });
   });
 
