@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { parse as parseYaml } from 'yaml';
+import { createRequire } from 'node:module';
 import { ConfigError } from './errors.js';
 import { OPTIONS, type ConfigKey } from './config/options.js';
 import { parseDuration, parseMemorySize } from './config/units.js';
@@ -10,6 +10,17 @@ export { OPTIONS, RANGES, type ConfigKey } from './config/options.js';
 export { MAX_TIMER_MS } from './config/option-spec.js';
 export { parseDuration, parseMemorySize } from './config/units.js';
 export { closestMatch } from './config/validate.js';
+
+type YamlModule = { parse(text: string): unknown };
+let yaml: YamlModule | undefined;
+
+// Loaded on the first config file only: every command and daemon imports this module, and most
+// of them are given no file; yaml is ~0.08 CPU-s of a `rebound --help` that must start like a
+// native tool. A synchronous require keeps `fromYamlFile` synchronous (yaml ships CommonJS).
+function loadYaml(): YamlModule {
+  yaml ??= createRequire(import.meta.url)('yaml') as YamlModule;
+  return yaml;
+}
 
 /**
  * An immutable, validated set of configuration values. Built from defaults, an optional YAML
@@ -40,7 +51,7 @@ export class Configuration {
     }
     let doc: unknown;
     try {
-      doc = parseYaml(text);
+      doc = loadYaml().parse(text);
     } catch (err) {
       throw new ConfigError(`config file ${path} is not valid YAML: ${(err as Error).message.split('\n')[0]}`);
     }
