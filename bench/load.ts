@@ -48,25 +48,34 @@ function machineBusyTicks(): number {
   return user + nice + system + irq + softirq + steal;
 }
 
-/** utime + stime of a process, in ticks; undefined when it is gone. */
-function processTicks(pid: string): number | undefined {
+interface ProcessCpu {
+  /** utime + stime + cutime + cstime: its own CPU and that of the children it reaped, in ticks. */
+  readonly ticks: number;
+  readonly ppid: string;
+}
+
+function processCpu(pid: string): ProcessCpu | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]);
+    return { ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]), ppid: f[1]! };
   } catch {
     return undefined;
   }
 }
 
 /**
- * CPU of the tagged processes, followed by scanning /proc. A tagged process that exits between
- * two scans loses its last interval, which counts as foreign: the error can only make a
- * measurement look more disturbed than it was.
+ * CPU of the tagged processes, followed by scanning /proc. A process's figure includes the
+ * children it reaped (cutime, cstime): a CLI command that lives 80 ms between two scans is still
+ * counted, through the benchmark that waited for it. A tracked process that is gone was reaped
+ * by its parent; when that parent is tracked too, its children's time now carries it, so the
+ * gone process's own count is taken back. What escapes both (a process reaped by an untracked
+ * parent between scans) counts as foreign: the error can only make a measurement look more
+ * disturbed than it was.
  */
 class ForeignCpu {
   private readonly marker: string;
-  private readonly seen = new Map<string, number>();
+  private readonly seen = new Map<string, ProcessCpu>();
   private ownTicks = 0;
   private readonly busyAtStart: number;
   private readonly startedAt = performance.now();
@@ -77,10 +86,12 @@ class ForeignCpu {
     this.marker = `${TAG_VAR}=${tag}\0`;
     this.busyAtStart = machineBusyTicks();
     // CPU this process spent before the measurement is not part of it.
-    this.seen.set(String(process.pid), processTicks(String(process.pid)) ?? 0);
+    const self = processCpu(String(process.pid));
+    if (self) this.seen.set(String(process.pid), self);
   }
 
   scan(): void {
+    const alive = new Set<string>();
     for (const pid of readdirSync('/proc')) {
       if (!/^\d+$/.test(pid)) continue;
       const last = this.seen.get(pid);
@@ -93,10 +104,16 @@ class ForeignCpu {
         }
         if (!environ.includes(this.marker)) continue;
       }
-      const now = processTicks(pid);
+      const now = processCpu(pid);
       if (now === undefined) continue;
-      this.ownTicks += now - (last ?? 0);
+      alive.add(pid);
+      this.ownTicks += now.ticks - (last?.ticks ?? 0);
       this.seen.set(pid, now);
+    }
+    for (const [pid, last] of this.seen) {
+      if (alive.has(pid)) continue;
+      if (this.seen.has(last.ppid)) this.ownTicks -= last.ticks;
+      this.seen.delete(pid);
     }
   }
 
