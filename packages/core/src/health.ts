@@ -1,8 +1,9 @@
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import * as protoLoader from '@grpc/proto-loader';
+import protobuf from 'protobufjs';
 import type { ProtoGrpcType as HealthProto } from './generated/health.js';
 import { CHANNEL_OPTIONS, unary } from './grpc.js';
-import { PROTO_LOADER_OPTIONS, PROTO_ROOT } from './proto.js';
+import { grpcServices, PROTO_LOADER_OPTIONS, PROTO_ROOT, type ServicesOf } from './proto.js';
 import type {
   HealthCheckRequest__Output,
   HealthCheckResponse,
@@ -32,14 +33,16 @@ export const HealthServices = {
   shuffleWorker: 'rebound.v1.ShuffleWorkerService',
 } as const;
 
-export type HealthPackage = HealthProto['grpc']['health']['v1'];
+export type HealthPackage = ServicesOf<HealthProto['grpc']['health']['v1']>;
 
 let healthPackage: HealthPackage | undefined;
 
 export function loadHealthProto(): HealthPackage {
   if (!healthPackage) {
-    const def = protoLoader.loadSync(HEALTH_PROTO_FILE, { ...PROTO_LOADER_OPTIONS, includeDirs: [PROTO_ROOT] });
-    healthPackage = (grpc.loadPackageDefinition(def) as unknown as HealthProto).grpc.health.v1;
+    const root = new protobuf.Root();
+    root.loadSync(join(PROTO_ROOT, HEALTH_PROTO_FILE), { keepCase: PROTO_LOADER_OPTIONS.keepCase });
+    root.resolveAll();
+    healthPackage = grpcServices(root.lookup('grpc.health.v1') as protobuf.Namespace) as unknown as HealthPackage;
   }
   return healthPackage;
 }
