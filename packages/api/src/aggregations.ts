@@ -65,22 +65,29 @@ export function compileAggregation(specs: AggregateSpecs): CompiledAggregation {
   }
   const fns = entries.map(([, f]) => f);
   return {
+    // Per record of the grouped input: a loop rather than fns.map and its closure.
     init(record) {
-      return fns.map((f) => {
+      const state: AggregateState = new Array(fns.length);
+      for (let i = 0; i < fns.length; i++) {
+        const f = fns[i]!;
         const v = f.field === undefined ? null : fieldOf(record, f.field);
         switch (f.fn) {
           case 'count':
-            return f.field === undefined || v !== null ? 1 : 0;
+            state[i] = f.field === undefined || v !== null ? 1 : 0;
+            break;
           case 'sum':
-            return numeric(v, f);
+            state[i] = numeric(v, f);
+            break;
           case 'avg': {
             const n = numeric(v, f);
-            return n === null ? [0, 0] : [n, 1];
+            state[i] = n === null ? [0, 0] : [n, 1];
+            break;
           }
           default:
-            return comparable(v, f);
+            state[i] = comparable(v, f);
         }
-      });
+      }
+      return state;
     },
     merge(state, other) {
       for (let i = 0; i < fns.length; i++) {
@@ -94,9 +101,11 @@ export function compileAggregation(specs: AggregateSpecs): CompiledAggregation {
             state[i] = b === null ? a : a === null ? b : (a as number) + (b as number);
             break;
           case 'avg': {
-            const [s, n] = a as [number, number];
-            const [s2, n2] = b as [number, number];
-            state[i] = [s + s2, n + n2];
+            // In place: a state's [sum, n] is its own (init and copy make new ones).
+            const sn = a as [number, number];
+            const sn2 = b as [number, number];
+            sn[0] += sn2[0];
+            sn[1] += sn2[1];
             break;
           }
           case 'min':
