@@ -65,5 +65,6 @@ export interface ReplayBenchResult extends Measurement {
   readonly consumerParallelism: number;
   readonly writeMs: number;
   readonly parts: PartTimings;
-  readonly targetMs: number;
+  /** Targets of the cold (first) run and of the warm median. */
+  readonly targetsMs: { readonly cold: number; readonly warm: number };
 }

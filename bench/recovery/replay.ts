@@ -46,7 +46,8 @@ import type { Measurement, RecoveryTiming, ReplayBenchOptions, ReplayBenchResult
 import { fineClock, writeFixture, type Fixture } from './replay-fixture.js';
 import { timeParts } from './replay-parts.js';
 
-const TARGET_MS = 1000;
+/** Issue 24: replay + reconcile of 10,000 finished executions, on a quiet machine. */
+const TARGETS_MS = { cold: 200, warm: 120 };
 
 /** Samples this process with the inspector's Profiler while `fn` runs; writes `<dir>/<name>.cpuprofile`. */
 async function profiled<T>(dir: string | undefined, name: string, fn: () => Promise<T>): Promise<T> {
@@ -215,7 +216,7 @@ export async function runReplayBench(opts: ReplayBenchOptions, baseDir = tmpdir(
       writeMs: fixture.writeMs,
       ...main,
       parts,
-      targetMs: TARGET_MS,
+      targetsMs: TARGETS_MS,
     };
   } finally {
     for (const f of fakes) await f.close().catch(() => {});
@@ -251,10 +252,11 @@ export function printReplayResult(r: ReplayBenchResult, load?: LoadRecord): void
     Object.fromEntries(Object.entries(r.parts).map(([k, v]) => [k, round1(v)])),
   );
   // Judged only at a load the machine can carry (bench/load.ts); without a load record, as before.
-  const ok = (ms: number): string =>
-    load ? verdictText(judge(ms < r.targetMs, load), load) : ms < r.targetMs ? 'met' : 'MISSED';
+  const ok = (ms: number, target: number): string =>
+    load ? verdictText(judge(ms < target, load), load) : ms < target ? 'met' : 'MISSED';
   console.log(
-    `replay + apply + reconcile: cold ${round1(r.cold.recoveryMs)} ms (${ok(r.cold.recoveryMs)}), warm median ${round1(r.warm.recoveryMs)} ms (${ok(r.warm.recoveryMs)}); target < ${r.targetMs} ms`,
+    `replay + apply + reconcile: cold ${round1(r.cold.recoveryMs)} ms (target < ${r.targetsMs.cold} ms: ${ok(r.cold.recoveryMs, r.targetsMs.cold)}), ` +
+      `warm median ${round1(r.warm.recoveryMs)} ms (target < ${r.targetsMs.warm} ms: ${ok(r.warm.recoveryMs, r.targetsMs.warm)})`,
   );
 }
 

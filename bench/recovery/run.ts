@@ -206,7 +206,10 @@ async function main(): Promise<void> {
     targetsJudged: load.judged,
     replayTargetMet:
       replay && replayLoad
-        ? judge(replay.warm.recoveryMs < replay.targetMs && replay.cold.recoveryMs < replay.targetMs, replayLoad)
+        ? judge(
+            replay.warm.recoveryMs < replay.targetsMs.warm && replay.cold.recoveryMs < replay.targetsMs.cold,
+            replayLoad,
+          )
         : undefined,
     replayLoad,
     settings: {
