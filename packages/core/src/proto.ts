@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
+import { ConfigError } from './errors.js';
 import type { ProtoGrpcType as CommonProto } from './generated/common.js';
 import type { ProtoGrpcType as DispatcherProto } from './generated/dispatcher.js';
 import type { ProtoGrpcType as EventsProto } from './generated/events.js';
@@ -45,7 +46,7 @@ function findProtoRoot(): string {
     if (existsSync(join(candidate, 'rebound/v1/common.proto'))) return candidate;
     dir = resolve(dir, '..');
   }
-  throw new Error('cannot find the proto/ directory of Rebound');
+  throw new ConfigError('cannot find the proto/ directory of Rebound: set REBOUND_PROTO_DIR to it');
 }
 
 export const PROTO_ROOT = findProtoRoot();

@@ -1,4 +1,5 @@
 import protobuf from 'protobufjs';
+import { InternalError } from '@rebound/core';
 import { Kind, type FieldPlan, type MessagePlan } from './proto-plan.js';
 import {
   EMPTY_BUFFER,
@@ -50,7 +51,7 @@ function encodeValue(f: FieldPlan, v: unknown, w: ProtoWriter): void {
       return;
     }
     default:
-      throw new Error(`${f.fullName}: no generic encoder for kind ${f.kind}`);
+      throw new InternalError(`${f.fullName}: no generic encoder for kind ${f.kind}`);
   }
 }
 
@@ -101,7 +102,7 @@ function readValue(f: FieldPlan, r: ProtoReader): unknown {
       return longToNumber(lo, r.fixed32(), false);
     }
     default:
-      throw new Error(`${f.fullName}: no generic decoder for kind ${f.kind}`);
+      throw new InternalError(`${f.fullName}: no generic decoder for kind ${f.kind}`);
   }
 }
 
@@ -298,7 +299,7 @@ function compile(plan: MessagePlan): void {
   if (decoders[plan.id]) return;
   // Placeholders first so that recursive types terminate.
   decoders[plan.id] = (() => {
-    throw new Error('not compiled');
+    throw new InternalError('not compiled');
   }) as Decoder;
   for (const f of plan.fields) if (f.message) compile(f.message);
   decoders[plan.id] = compileDecoder(plan);
