@@ -6,6 +6,7 @@
 #   REBOUND_BASE_IMAGE   default node:20-bookworm-slim
 #   REBOUND_DATA         default ./data (relative to the repository, like the compose file)
 #   REBOUND_ETCD_BINARY  default /usr/bin/etcd (--etcd only)
+#   REBOUND_UID          default 10001: the user the containers run as, who must be able to write the data directory
 set -uo pipefail
 etcd=no
 case "${1:-}" in
@@ -29,6 +30,14 @@ if ! docker image inspect "$base" >/dev/null 2>&1; then
   fi
 fi
 [ -d "$data" ] || fail "data directory $data does not exist; create it (mkdir -p $data/input) or set REBOUND_DATA to one"
+# The containers run as REBOUND_UID: a data directory it cannot write fails every job at its sink
+# (EACCES) after all the restarts, not at `up`.
+uid=${REBOUND_UID:-10001}
+owner=$(stat -c %u "$data")
+mode=$(stat -c %a "$data")
+if [ "$owner" != "$uid" ] && [ $((0$mode & 2)) -eq 0 ]; then
+  fail "data directory $data belongs to uid $owner and the containers run as uid $uid, who cannot write it; chown -R $uid $data (or build with REBOUND_UID=$owner)"
+fi
 if [ "$etcd" = yes ]; then
   bin=${REBOUND_ETCD_BINARY:-/usr/bin/etcd}
   [ -f "$bin" ] && [ -x "$bin" ] || fail "no etcd binary at $bin for the etcd service; install it on this host (apt-get install -y etcd-server) or set REBOUND_ETCD_BINARY to one"
