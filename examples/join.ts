@@ -13,13 +13,40 @@
  * Rows are pure functions of (seed, index) (`order` and `customer` in @rebound/example-support);
  * totalprice is integer cents.
  */
-import { defineJob } from '@rebound/api';
-import { customer, intOption, order, parseOptions, required } from '@rebound/example-support';
+import { defineJob, type DataSet } from '@rebound/api';
+import {
+  customer,
+  intOption,
+  order,
+  parseOptions,
+  required,
+  type Customer,
+  type Order,
+} from '@rebound/example-support';
 
 const USAGE = 'join --orders N --customers M --output DIR [--seed S] [--split-size K] [--record-delay-ms N]';
 
 /** Cents to a decimal string (prices are never negative). */
 const money = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
+
+/**
+ * The query, from orders and customers to output lines. A function of its inputs so that the
+ * chaos harness runs this very query over sources of its own (scripts/chaos-jobs/join.ts).
+ */
+export function ordersWithCustomers(orders: DataSet<Order>, customers: DataSet<Customer>): DataSet<string> {
+  return orders
+    .join(customers)
+    .where((ord) => ord.custkey)
+    .equalTo((c) => c.custkey)
+    .with((ord, c) => ({
+      orderkey: ord.orderkey,
+      custkey: c.custkey,
+      name: c.name,
+      nation: c.nation,
+      totalprice: ord.totalprice,
+    }))
+    .map((r) => [r.orderkey, r.custkey, r.name, r.nation, money(r.totalprice)].join('\t'));
+}
 
 export default defineJob('join', (env, args) => {
   const o = parseOptions(args, USAGE, ['orders', 'customers', 'output', 'seed', 'split-size', 'record-delay-ms']);
@@ -33,18 +60,5 @@ export default defineJob('join', (env, args) => {
     .generateRows(orders, (i) => order(seed, i, customers), { splitSize, recordDelayMs })
     .name('Source: Orders');
   const customerRows = env.generateRows(customers, (i) => customer(seed, i), { splitSize }).name('Source: Customers');
-  orderRows
-    .join(customerRows)
-    .where((ord) => ord.custkey)
-    .equalTo((c) => c.custkey)
-    .with((ord, c) => ({
-      orderkey: ord.orderkey,
-      custkey: c.custkey,
-      name: c.name,
-      nation: c.nation,
-      totalprice: ord.totalprice,
-    }))
-    .writeAsText(required(o.output, 'output', USAGE), (r) =>
-      [r.orderkey, r.custkey, r.name, r.nation, money(r.totalprice)].join('\t'),
-    );
+  ordersWithCustomers(orderRows, customerRows).writeAsText(required(o.output, 'output', USAGE));
 });

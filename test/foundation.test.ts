@@ -1,8 +1,7 @@
 import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { customer, formatJoined, order } from '@rebound/example-support';
-import { expectedQ1Lines } from '@rebound/chaos';
+import { expectedJoinLines, expectedQ1Lines } from '@rebound/chaos';
 import { expectedNumbered } from './fixtures/numbered-source.js';
 import { LocalCluster, suiteFailed, type TaskEvent } from './harness.js';
 import { diffMaps, makeTempDir, readSinkLines, readSinkOutput } from './util.js';
@@ -16,16 +15,6 @@ function diffLines(expected: readonly string[], actual: readonly string[], max =
     .filter(([, n]) => n !== 0)
     .map(([l, n]) => (n > 0 ? `missing ${n}x ${JSON.stringify(l)}` : `unexpected ${-n}x ${JSON.stringify(l)}`));
   return diffs.length > max ? [...diffs.slice(0, max), `... and ${diffs.length - max} more`] : diffs;
-}
-
-/** The join example computed without the cluster: a nested lookup over the generated rows. */
-function expectedJoin(orders: number, customers: number, seed: number): string[] {
-  const lines: string[] = [];
-  for (let i = 0; i < orders; i++) {
-    const o = order(seed, i, customers);
-    if (o.custkey < customers) lines.push(formatJoined(o, customer(seed, o.custkey)));
-  }
-  return lines;
 }
 
 /** Attempts deployed and not (yet) finished, failed or canceled, per TaskManager. */
@@ -79,7 +68,8 @@ describe('cluster foundation', () => {
     expect(joinRun.code, joinRun.stderr).toBe(0);
     expect(q1Run.code, q1Run.stderr).toBe(0);
 
-    const joined = expectedJoin(20_000, 2_000, 11);
+    // Computed from the join's definition, not with the example's code.
+    const joined = expectedJoinLines(20_000, 2_000, 11);
     // About one order in eleven has no customer: the inner join must drop those, not all or none.
     expect(joined.length).toBeGreaterThan(17_000);
     expect(joined.length).toBeLessThan(19_500);
@@ -90,7 +80,7 @@ describe('cluster foundation', () => {
       expect.arrayContaining([expect.stringMatching(/^Source: Orders/), expect.stringMatching(/^Source: Customers/)]),
     );
 
-    // Computed from Q1's definition, not with the job's own q1Acc/mergeQ1/formatQ1.
+    // Computed from Q1's definition, not with the example's code.
     const q1 = expectedQ1Lines(60_000, 5);
     expect(q1).toHaveLength(4); // A|F, R|F, N|F, N|O
     expect(diffLines(q1, await readSinkLines(q1Out))).toEqual([]);

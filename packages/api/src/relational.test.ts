@@ -276,3 +276,36 @@ describe('writeAsCsv', () => {
     expectSameRows(back, await duckdbQuery(`select id, amount, tag from ${SQL_ORDERS}`));
   });
 });
+
+describe('writeAsJsonLines', () => {
+  it('writes one JSON object per record, which DuckDB reads back as the rows it read itself', async () => {
+    const built = await buildJob(
+      defineJob('jsonl', (env) => {
+        orders(env).writeAsJsonLines('/out');
+      }),
+      [],
+      { estimateSplits: false },
+    );
+    const lines = (await runLocally(built)).get('/out')!;
+    expect(lines).toHaveLength(3000);
+    const file = join(dir, 'written.jsonl');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const back = await duckdbQuery(
+      `select id, cust, amount, price, tag from read_json(${sqlString(file)}, format = 'newline_delimited',
+        columns = {'id': 'BIGINT', 'cust': 'BIGINT', 'amount': 'DOUBLE', 'price': 'DOUBLE', 'tag': 'VARCHAR'})`,
+    );
+    expectSameRows(back, await duckdbQuery(`select id, cust, amount, price, tag from ${SQL_ORDERS}`));
+  });
+});
+
+describe('readJsonLines', () => {
+  it('reads the rows of a file that DuckDB wrote as JSON lines', async () => {
+    const file = join(dir, 'duckdb-written.jsonl');
+    await duckdbQuery(
+      `copy (select id, cust, amount, price, tag from ${SQL_ORDERS}) to ${sqlString(file)} (format json)`,
+    );
+    const read = await rows((env) => env.readJsonLines<Order>(file, { splitSizeBytes: 4096 }));
+    expect(read).toHaveLength(3000);
+    expectSameRows(read, await duckdbQuery(`select id, cust, amount, price, tag from ${SQL_ORDERS}`));
+  });
+});

@@ -45,6 +45,7 @@ export {
 } from './jobs.js';
 export { diffSortedLines } from './line-diff.js';
 export { checkNumberedLines } from './unique-ids-oracle.js';
+export { expectedJoinLines } from './join-oracle.js';
 export { expectedQ1Lines } from './q1-oracle.js';
 export { planRun, type RunPlan, type RunPlanOptions } from './plan.js';
 export {

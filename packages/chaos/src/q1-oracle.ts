@@ -2,9 +2,9 @@ import { lineItem, type LineItem } from '@rebound/example-support';
 
 /**
  * TPC-H Q1 over the generated lineitem rows, written from the query's definition and sharing no
- * code with the job (examples/tpch-q1.ts folds with q1Acc / mergeQ1 / formatQ1 from
- * examples/data.ts; a bug there must not be in the expectation too). Only the row generator
- * `lineItem` is shared: it is the input, not the computation.
+ * code with the job (`q1` in examples/tpch-q1.ts, a groupBy().aggregate() over named fields, which
+ * scripts/chaos-jobs/aggregation.ts runs): a bug there must not be in the expectation too. Only
+ * the row generator `lineItem` is shared: it is the input, not the computation.
  *
  * Money is integer cents, per-row discounted price and charge are rounded half up to cents (the
  * convention the job documents, so sums are exact), and sums are BigInt so no total can round.

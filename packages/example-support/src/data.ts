@@ -28,8 +28,6 @@ const EPOCH_1992 = Date.UTC(1992, 0, 1);
 const SHIP_DAYS = Math.round((Date.UTC(1998, 11, 1) - Date.UTC(1992, 0, 2)) / DAY_MS);
 /** TPC-H: items shipped after this date are still open (O) and not returned (N). */
 export const CURRENT_DATE = '1995-06-17';
-/** TPC-H Q1: `l_shipdate <= date '1998-12-01' - interval '90' day`. */
-export const Q1_SHIP_DATE_CUTOFF = '1998-09-02';
 
 export function isoDate(daysSince1992: number): string {
   return new Date(EPOCH_1992 + daysSince1992 * DAY_MS).toISOString().slice(0, 10);

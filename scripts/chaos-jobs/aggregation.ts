@@ -1,21 +1,14 @@
 /**
- * The chaos harness's `aggregation` job: examples/tpch-q1.ts (a TPC-H Q1-style grouped
- * aggregation over generated lineitem rows) with a source that sleeps before each batch, so that
- * faults land while it runs. Same rows, same output format as the example.
+ * The chaos harness's `aggregation` job: the query of examples/tpch-q1.ts (`q1`, imported, not
+ * copied) over a source that sleeps before each batch, so that faults land while it runs. Same
+ * rows and output as the example; packages/chaos/src/q1-oracle.ts computes the expectation apart
+ * from both. It lives outside packages/chaos because a package may not import examples/.
  *   --rows N --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]
  */
 import { defineJob, rowGeneratorSource } from '@rebound/api';
-import {
-  intOption,
-  parseOptions,
-  required,
-  formatQ1,
-  lineItem,
-  mergeQ1,
-  q1Acc,
-  Q1_SHIP_DATE_CUTOFF,
-} from '@rebound/example-support';
-import { DelayedSource } from './delayed-source.js';
+import { DelayedSource } from '@rebound/chaos/delayed-source';
+import { intOption, lineItem, parseOptions, required } from '@rebound/example-support';
+import { q1 } from '../../examples/tpch-q1.js';
 
 const USAGE = 'aggregation --rows N --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]';
 
@@ -30,11 +23,5 @@ export default defineJob('chaos-aggregation', (env, args) => {
     rowGeneratorSource(rows, (i) => lineItem(seed, i), { splitSize, batchSize }),
     delayMs,
   );
-  env
-    .fromSource(source, 'Source: Lineitem')
-    .filter((item) => item.shipdate <= Q1_SHIP_DATE_CUTOFF)
-    .map(q1Acc)
-    .keyBy((acc) => `${acc[0]}|${acc[1]}`)
-    .reduce(mergeQ1)
-    .writeAsText(required(o.output, 'output', USAGE), formatQ1);
+  q1(env.fromSource(source, 'Source: Lineitem')).writeAsText(required(o.output, 'output', USAGE));
 });

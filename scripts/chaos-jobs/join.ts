@@ -1,11 +1,14 @@
 /**
- * The chaos harness's `join` job: examples/join.ts (orders joined with their customers, an inner
- * hash join) with sources that sleep before each batch, so that faults land while it runs.
+ * The chaos harness's `join` job: the query of examples/join.ts (`ordersWithCustomers`, imported,
+ * not copied) over sources that sleep before each batch, so that faults land while it runs. Same
+ * rows and output as the example; packages/chaos/src/join-oracle.ts computes the expectation apart
+ * from both. It lives outside packages/chaos because a package may not import examples/.
  *   --orders N --customers M --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]
  */
 import { defineJob, rowGeneratorSource } from '@rebound/api';
-import { intOption, parseOptions, required, customer, formatJoined, order } from '@rebound/example-support';
-import { DelayedSource } from './delayed-source.js';
+import { DelayedSource } from '@rebound/chaos/delayed-source';
+import { customer, intOption, order, parseOptions, required } from '@rebound/example-support';
+import { ordersWithCustomers } from '../../examples/join.js';
 
 const USAGE =
   'join --orders N --customers M --output DIR [--seed S] [--split-size K] [--batch-size B] [--batch-delay-ms D]';
@@ -40,10 +43,5 @@ export default defineJob('chaos-join', (env, args) => {
     ),
     'Source: Customers',
   );
-  orderRows
-    .join(customerRows)
-    .where((o) => o.custkey)
-    .equalTo((c) => c.custkey)
-    .with(formatJoined)
-    .writeAsText(required(o.output, 'output', USAGE));
+  ordersWithCustomers(orderRows, customerRows).writeAsText(required(o.output, 'output', USAGE));
 });
