@@ -16,6 +16,7 @@ import { parseArgs } from 'node:util';
 import {
   bindServer,
   handleUnary,
+  silentLogger,
   loadProto,
   packSubpartitionBytes,
   type PartitionWithMetrics,
@@ -70,14 +71,14 @@ for (let i = 0; i < Number(values.stale); i++) {
 
 const unsupported = handleUnary<unknown, never>(() => {
   throw new Error('not part of the benchmark');
-});
+}, silentLogger());
 const handlers: TaskExecutorGatewayHandlers = {
   DeployTask: unsupported,
   CancelTask: unsupported,
   HeartbeatFromJobManager: unsupported,
-  DisconnectJob: handleUnary(() => ({})),
-  ReleasePartitions: handleUnary((req) => ({ released: req.partitions.length })),
-  GetAndRetainPartitionsWithMetrics: handleUnary(() => ({ partitions })),
+  DisconnectJob: handleUnary(() => ({}), silentLogger()),
+  ReleasePartitions: handleUnary((req) => ({ released: req.partitions.length }), silentLogger()),
+  GetAndRetainPartitionsWithMetrics: handleUnary(() => ({ partitions }), silentLogger()),
 };
 const server = new grpc.Server({ 'grpc.max_receive_message_length': 64 * 1024 * 1024 });
 server.addService(loadProto().TaskExecutorGateway.service, handlers);

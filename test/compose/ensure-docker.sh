@@ -3,12 +3,18 @@
 # as root: Debian's docker.io and docker-compose, a dockerd in the background, and a base image
 # (REBOUND_BASE_IMAGE if set; else node:20-bookworm-slim if present or pullable; else
 # rebound-node-base:trixie, built with scripts/docker/make-base-image.sh, which needs debootstrap),
-# and Debian's etcd-server for the etcd variant.
-# Exit 0 when all is there; else one line saying why Docker cannot run here, and exit 1.
+# and Debian's etcd-server for the etcd variant. dockerd logs to REBOUND_DOCKERD_LOG (default
+# /var/log/rebound-dockerd.log).
+# Exit 0 when all is there. Exit 1, with one line on stderr saying why, only where Docker cannot
+# run here: it cannot be installed (not root, no apt-get, the install fails) or the kernel cannot
+# run containers (a reason detected and named). Exit 2, with one line, when Docker is installed but
+# does not work (dockerd exits or does not answer, no base image can be made): that is a failure to
+# look into, not a machine to skip.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 say() { echo "ensure-docker: $*"; }
 cannot() { echo "ensure-docker: Docker cannot run here: $*" >&2; exit 1; }
+broken() { echo "ensure-docker: Docker is installed but does not work: $*" >&2; exit 2; }
 is_root() { [ "$(id -u)" = 0 ]; }
 
 apt_install() {
@@ -41,17 +47,30 @@ if [ ! -x /usr/bin/etcd ] && [ -z "${REBOUND_ETCD_BINARY:-}" ]; then
   fi
 fi
 
+# What a container needs of the kernel, checked before dockerd so that a dockerd failure after
+# these pass is Docker's (exit 2), not the machine's.
+kernel_refuses_containers() {
+  grep -qs ' cgroup2\? ' /proc/self/mounts || { echo "no cgroup filesystem is mounted (containers need cgroups)"; return; }
+  local err
+  if command -v unshare >/dev/null; then
+    err=$(unshare --mount --uts --ipc --net --pid --fork true 2>&1) \
+      || { echo "no new namespaces here, which containers need ($err)"; return; }
+  fi
+  return 1
+}
+
 if ! docker info >/dev/null 2>&1; then
   is_root || cannot "no Docker engine answers and not root to start dockerd"
-  command -v dockerd >/dev/null || cannot "no Docker engine answers and no dockerd"
-  log=/var/log/rebound-dockerd.log
+  command -v dockerd >/dev/null || broken "no Docker engine answers and no dockerd although docker.io is installed"
+  if why=$(kernel_refuses_containers); then cannot "$why"; fi
+  log=${REBOUND_DOCKERD_LOG:-/var/log/rebound-dockerd.log}
   say "starting dockerd (log: $log)"
   setsid dockerd >"$log" 2>&1 </dev/null &
   pid=$!
   deadline=$((SECONDS + 60))
   until docker info >/dev/null 2>&1; do
-    kill -0 "$pid" 2>/dev/null || cannot "dockerd exited: $(grep -v '^$' "$log" | tail -1)"
-    [ $SECONDS -lt $deadline ] || cannot "dockerd did not answer within 60 s: $(tail -1 "$log")"
+    kill -0 "$pid" 2>/dev/null || broken "dockerd exited: $(grep -v '^$' "$log" | tail -1)"
+    [ $SECONDS -lt $deadline ] || broken "dockerd did not answer within 60 s: $(tail -1 "$log")"
     sleep 0.5  # polling the engine's readiness, bounded by the deadline above
   done
 fi
@@ -59,7 +78,7 @@ say "Docker engine $(docker info --format '{{.ServerVersion}}') answers"
 
 if [ -n "${REBOUND_BASE_IMAGE:-}" ]; then
   docker image inspect "$REBOUND_BASE_IMAGE" >/dev/null 2>&1 || timeout 120 docker pull -q "$REBOUND_BASE_IMAGE" >/dev/null 2>&1 \
-    || cannot "REBOUND_BASE_IMAGE=$REBOUND_BASE_IMAGE is not present and cannot be pulled"
+    || broken "REBOUND_BASE_IMAGE=$REBOUND_BASE_IMAGE is not present and cannot be pulled"
   say "base image $REBOUND_BASE_IMAGE"
 elif docker image inspect node:20-bookworm-slim >/dev/null 2>&1 || timeout 120 docker pull -q node:20-bookworm-slim >/dev/null 2>&1; then
   say "base image node:20-bookworm-slim"
@@ -67,10 +86,10 @@ elif docker image inspect rebound-node-base:trixie >/dev/null 2>&1; then
   say "base image rebound-node-base:trixie (node:20-bookworm-slim cannot be pulled)"
 else
   maker=${REBOUND_MAKE_BASE_IMAGE:-scripts/docker/make-base-image.sh}
-  [ -f "$maker" ] || cannot "node:20-bookworm-slim cannot be pulled and there is no $maker to build a base image"
+  [ -f "$maker" ] || broken "node:20-bookworm-slim cannot be pulled and there is no $maker to build a base image"
   command -v debootstrap >/dev/null || apt_install debootstrap
   say "node:20-bookworm-slim cannot be pulled: building rebound-node-base:trixie with $maker"
   start=$SECONDS
-  bash "$maker" rebound-node-base:trixie || cannot "$maker failed"
+  bash "$maker" rebound-node-base:trixie || broken "$maker failed"
   say "base image built in $((SECONDS - start)) s"
 fi

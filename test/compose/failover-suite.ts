@@ -210,6 +210,16 @@ export function composeFailoverSuite(variant: ComposeVariant): void {
       const secret = secretRead.stdout.trim();
       const overview = await rest(restPorts[before.id]!, '/overview', secret);
       expect(overview).toMatchObject({ status: 200, body: { taskmanagers: 3, 'slots-total': 6 } });
+      // Not root (the Dockerfile's USER): a planted job or HA record acts with an unprivileged
+      // user's rights. Both the user a shell gets and the daemon itself (PID 1, after exec).
+      for (const service of ['jobmaster-1', 'taskmanager-1']) {
+        const ids = await compose(['exec', '-T', service, 'sh', '-c', 'id -u; grep ^Uid: /proc/1/status'], 60_000);
+        expect(ids.code).toBe(0);
+        const [shell, daemon] = ids.stdout.trim().split('\n');
+        expect(shell, `${service}: id -u`).toMatch(/^[1-9]\d*$/);
+        // Uid: real, effective, saved, filesystem.
+        expect(daemon, `${service}: PID 1`).toMatch(/^Uid:\s+[1-9]\d*\s+[1-9]\d*\s+[1-9]\d*\s+[1-9]\d*$/);
+      }
 
       const expected = generateInput(join(data, 'input'));
       const ownCount = new Map<string, number>();

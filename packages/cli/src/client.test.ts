@@ -10,6 +10,7 @@ import {
   toServiceError,
   bindServer,
   handleUnary,
+  silentLogger,
   loadProto,
   shutdownServer,
   type DispatcherHandlers,
@@ -48,15 +49,18 @@ async function dispatcher(
   };
   let i = 0;
   const handlers: DispatcherHandlers = {
-    SubmitJob: handleUnary((req) => (guard(), { job_id: req.job_graph?.job_id ?? '' })),
-    ListJobs: handleUnary(() => (guard(), { jobs: [] })),
+    SubmitJob: handleUnary((req) => (guard(), { job_id: req.job_graph?.job_id ?? '' }), silentLogger()),
+    ListJobs: handleUnary(() => (guard(), { jobs: [] }), silentLogger()),
     GetJobStatus: handleUnary((req) => {
       guard();
       if (req.job_id === 'missing') throw new JobNotFoundError(req.job_id);
       return statuses[Math.min(i++, statuses.length - 1)] ?? { job_id: req.job_id, state: 'RUNNING' };
-    }),
-    CancelJob: handleUnary(() => (guard(), { state: 'CANCELLING' })),
-    GetClusterOverview: handleUnary(() => (guard(), { jobmaster_id: 'jm', epoch: 1, task_managers: [] })),
+    }, silentLogger()),
+    CancelJob: handleUnary(() => (guard(), { state: 'CANCELLING' }), silentLogger()),
+    GetClusterOverview: handleUnary(
+      () => (guard(), { jobmaster_id: 'jm', epoch: 1, task_managers: [] }),
+      silentLogger(),
+    ),
     FetchJobResult: (call) => call.emit('error', toServiceError(new NotLeaderError())),
   };
   return { address: await serve(handlers), calls: () => calls };

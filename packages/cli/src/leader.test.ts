@@ -9,6 +9,7 @@ import {
   toServiceError,
   bindServer,
   handleUnary,
+  silentLogger,
   loadHealthProto,
   loadProto,
   shutdownServer,
@@ -48,11 +49,14 @@ async function jobMaster(id: string, epoch: number, leads: boolean): Promise<str
     throw new NotLeaderError();
   };
   const dispatcher: DispatcherHandlers = {
-    SubmitJob: handleUnary(notLeader),
-    ListJobs: handleUnary(notLeader),
-    GetJobStatus: handleUnary(notLeader),
-    CancelJob: handleUnary(notLeader),
-    GetClusterOverview: handleUnary(() => (leads ? { jobmaster_id: id, epoch, task_managers: [] } : notLeader())),
+    SubmitJob: handleUnary(notLeader, silentLogger()),
+    ListJobs: handleUnary(notLeader, silentLogger()),
+    GetJobStatus: handleUnary(notLeader, silentLogger()),
+    CancelJob: handleUnary(notLeader, silentLogger()),
+    GetClusterOverview: handleUnary(
+      () => (leads ? { jobmaster_id: id, epoch, task_managers: [] } : notLeader()),
+      silentLogger(),
+    ),
     FetchJobResult: (call) => call.emit('error', toServiceError(new NotLeaderError())),
   };
   const server = new grpc.Server();

@@ -1,5 +1,13 @@
 import * as grpc from '@grpc/grpc-js';
-import { AddressInUseError, fromServiceError, InternalError, toServiceError, UnavailableError } from './errors.js';
+import {
+  AddressInUseError,
+  fromServiceError,
+  InternalError,
+  ReboundError,
+  toServiceError,
+  UnavailableError,
+} from './errors.js';
+import type { Logger } from './logger.js';
 
 /** Options every channel of the cluster uses. Keepalive finds dead peers without waiting for TCP. */
 export const CHANNEL_OPTIONS: grpc.ChannelOptions = {
@@ -51,17 +59,22 @@ export function unary<Req, Res>(
 
 /**
  * Wraps an async handler as a grpc-js unary handler; thrown ReboundErrors become statuses with
- * their code in metadata.
+ * their code in metadata. Anything else is a bug: it becomes INTERNAL and one error line naming
+ * the method (never the request or its metadata, which may carry job code or the secret).
  */
 export function handleUnary<Req, Res>(
   fn: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Promise<Res> | Res,
+  logger: Logger,
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     Promise.resolve()
       .then(() => fn(call.request, call))
       .then(
         (res) => callback(null, res),
-        (err: unknown) => callback(toServiceError(err)),
+        (err: unknown) => {
+          if (!(err instanceof ReboundError)) logger.error({ method: call.getPath(), err }, 'gRPC handler failed');
+          callback(toServiceError(err));
+        },
       );
   };
 }

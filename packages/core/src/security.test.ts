@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Configuration } from './config.js';
 import { ErrorCode, fromServiceError } from './errors.js';
 import { bindServer, handleUnary, shutdownServer, unary } from './grpc.js';
+import { silentLogger } from './logger.js';
 import { loadProto } from './proto.js';
 import { AUTH_METADATA_KEY, ClusterSecurity } from './security.js';
 
@@ -52,7 +53,7 @@ describe('ClusterSecurity', () => {
       ListJobs: handleUnary(() => {
         handled++;
         return { jobs: [] };
-      }),
+      }, silentLogger()),
     });
     const port = await bindServer(server, '127.0.0.1', 0, security.serverCredentials());
     const client = (s: ClusterSecurity) =>
@@ -85,7 +86,7 @@ describe('ClusterSecurity', () => {
       ListJobs: handleUnary(() => {
         handled++;
         return { jobs: [] };
-      }),
+      }, silentLogger()),
     });
     const port = await bindServer(server, '127.0.0.1', 0, security.serverCredentials());
     const client = new proto.Dispatcher(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
@@ -150,7 +151,7 @@ describe('ClusterSecurity', () => {
     const security = tls(certs);
     const proto = loadProto();
     const server = new grpc.Server(security.serverOptions());
-    server.addService(proto.Dispatcher.service, { ListJobs: handleUnary(() => ({ jobs: [] })) });
+    server.addService(proto.Dispatcher.service, { ListJobs: handleUnary(() => ({ jobs: [] }), silentLogger()) });
     const port = await bindServer(server, '127.0.0.1', 0, security.serverCredentials());
     try {
       const good = new proto.Dispatcher(`127.0.0.1:${port}`, security.channelCredentials(), security.channelOptions());

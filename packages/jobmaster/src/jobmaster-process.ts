@@ -67,14 +67,14 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
   };
 
   const dispatcher: DispatcherHandlers = {
-    SubmitJob: handleUnary(async (req) => ({ job_id: await requireLeader().submit(req) })),
-    ListJobs: handleUnary(async () => ({ jobs: await requireLeader().list() })),
-    GetJobStatus: handleUnary(async (req) => requireLeader().status(req.job_id)),
-    CancelJob: handleUnary(async (req) => ({ state: await requireLeader().cancel(req.job_id) })),
+    SubmitJob: handleUnary(async (req) => ({ job_id: await requireLeader().submit(req) }), logger),
+    ListJobs: handleUnary(async () => ({ jobs: await requireLeader().list() }), logger),
+    GetJobStatus: handleUnary(async (req) => requireLeader().status(req.job_id), logger),
+    CancelJob: handleUnary(async (req) => ({ state: await requireLeader().cancel(req.job_id) }), logger),
     GetClusterOverview: handleUnary(async () => {
       const l = requireLeader();
       return { jobmaster_id: id, epoch: l.epoch, task_managers: l.registry.overview() };
-    }),
+    }, logger),
     FetchJobResult: handleResultStream(async (req) => requireLeader().resultChunks(req), logger),
   };
 
@@ -84,18 +84,18 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       if (req.epoch > l.epoch)
         throw new NotLeaderError(`epoch ${l.epoch} is older than the epoch ${req.epoch} the TaskManager knows`);
       return l.registry.register(req);
-    }),
-    Heartbeat: handleUnary((req) => requireLeader().registry.heartbeat(req)),
+    }, logger),
+    Heartbeat: handleUnary((req) => requireLeader().registry.heartbeat(req), logger),
     UpdateTaskExecutionState: handleUnary((req) => {
       requireLeader().onTaskExecutionState(req);
       return { accepted: true };
-    }),
-    RequestSplit: handleUnary((req) => requireLeader().requestSplit(req)),
-    SendCoordinationRequest: handleUnary((req) => requireLeader().handleCoordinationRequest(req)),
+    }, logger),
+    RequestSplit: handleUnary((req) => requireLeader().requestSplit(req), logger),
+    SendCoordinationRequest: handleUnary((req) => requireLeader().handleCoordinationRequest(req), logger),
     FetchJobArtifact: handleUnary(async (req) => {
       const { bytes, digest } = await requireLeader().fetchArtifact(req);
       return { module_bundle: bytes, digest };
-    }),
+    }, logger),
   };
 
   const shuffleGateway: ShuffleMasterGatewayHandlers = {
@@ -104,8 +104,8 @@ export async function startJobMasterProcess(opts: JobMasterProcessOptions): Prom
       if (req.epoch > l.epoch)
         throw new NotLeaderError(`epoch ${l.epoch} is older than the epoch ${req.epoch} the shuffle worker knows`);
       return l.shuffleWorkers.register(req);
-    }),
-    ShuffleWorkerHeartbeat: handleUnary((req) => requireLeader().shuffleWorkers.heartbeat(req)),
+    }, logger),
+    ShuffleWorkerHeartbeat: handleUnary((req) => requireLeader().shuffleWorkers.heartbeat(req), logger),
   };
 
   // A standby is a healthy process ("" SERVING) whose Dispatcher is not serving: probes that

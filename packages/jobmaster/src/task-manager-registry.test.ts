@@ -32,7 +32,7 @@ async function liveTaskManager(session: string): Promise<{ address: string; clos
     HeartbeatFromJobManager: handleUnary((req: { session_id: string }) => {
       if (req.session_id !== session) throw new PermissionDeniedError('not my session');
       return { task_manager_id: 'tm-1' };
-    }),
+    }, silentLogger()),
   } as unknown as grpc.UntypedServiceImplementation);
   const port = await bindServer(server, '127.0.0.1', 0);
   return { address: `127.0.0.1:${port}`, close: () => shutdownServer(server, 100) };

@@ -126,13 +126,13 @@ export class ShuffleWorker {
         // A leader asking about a job is running it.
         this.orphans.named([req.job_id]);
         return { partitions: this.store.listFinished(req.job_id) };
-      }),
+      }, this.logger),
       ReleasePartitions: handleUnary(async (req) => {
         await this.guard.admit('ReleasePartitions', req.epoch, req.session_id);
         const released = await this.store.release(req.partitions);
         this.logger.debug({ requested: req.partitions.length, released }, 'released partitions');
         return { released };
-      }),
+      }, this.logger),
       ReleaseJob: handleUnary(async (req) => {
         await this.guard.admit('ReleaseJob', req.epoch, req.session_id);
         const released = await this.releaseJob(req.job_id).catch((err: unknown) => {
@@ -141,7 +141,7 @@ export class ShuffleWorker {
         });
         this.logger.info({ jobId: req.job_id, partitions: released }, 'released the partitions of a job');
         return { released };
-      }),
+      }, this.logger),
     };
   }
 }

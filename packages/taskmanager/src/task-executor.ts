@@ -137,7 +137,7 @@ export class TaskExecutor {
         this.checkSession('DeployTask', tdd.session_id);
         this.deploy(tdd);
         return { accepted: true };
-      }),
+      }, this.logger),
       CancelTask: handleUnary(async (req) => {
         await this.checkEpoch('CancelTask', req.epoch);
         this.checkSession('CancelTask', req.session_id);
@@ -150,12 +150,12 @@ export class TaskExecutor {
         t.canceledByJobMaster = true;
         t.controller.abort('canceled by the JobMaster');
         return { found: true };
-      }),
+      }, this.logger),
       ReleasePartitions: handleUnary(async (req) => {
         await this.checkEpoch('ReleasePartitions', req.epoch);
         this.checkSession('ReleasePartitions', req.session_id);
         return { released: await this.store.release(req.partitions) };
-      }),
+      }, this.logger),
       GetAndRetainPartitionsWithMetrics: handleUnary(async (req) => {
         await this.checkEpoch('GetAndRetainPartitionsWithMetrics', req.epoch);
         this.checkSession('GetAndRetainPartitionsWithMetrics', req.session_id);
@@ -163,12 +163,12 @@ export class TaskExecutor {
         const tasks = this.heldTasks(req.job_id, req.epoch);
         if (req.adopt_tasks) this.adoptTasks(req.job_id, req.epoch);
         return { partitions: this.store.listFinished(req.job_id), tasks };
-      }),
+      }, this.logger),
       HeartbeatFromJobManager: handleUnary(async (req) => {
         await this.checkEpoch('HeartbeatFromJobManager', req.epoch);
         this.checkSession('HeartbeatFromJobManager', req.session_id);
         return { task_manager_id: this.id };
-      }),
+      }, this.logger),
       DisconnectJob: handleUnary(async (req) => {
         await this.checkEpoch('DisconnectJob', req.epoch);
         this.checkSession('DisconnectJob', req.session_id);
@@ -185,7 +185,7 @@ export class TaskExecutor {
         this.held.forgetJob(req.job_id);
         this.leaderless.stop(req.job_id);
         return {};
-      }),
+      }, this.logger),
     };
   }
 

@@ -1,5 +1,5 @@
 import type * as grpc from '@grpc/grpc-js';
-import { errorMessage, toServiceError } from '@rebound/core';
+import { errorMessage, ReboundError, toServiceError } from '@rebound/core';
 import type { FetchJobResultRequest__Output, JobResultChunk, Logger } from '@rebound/core';
 
 type Call = grpc.ServerWritableStream<FetchJobResultRequest__Output, JobResultChunk>;
@@ -23,7 +23,8 @@ function writable(call: Call, signal: AbortSignal): Promise<void> {
  * The FetchJobResult handler: writes the chunks `open` yields, reading the next one only once
  * gRPC took the previous (a slow client holds the leader to one chunk), and stops reading when
  * the client cancels or its deadline passes. Whatever `open` or a read throws (no leader, bad job
- * id, bad position) ends the call with one status; nothing escapes the handler.
+ * id, bad position) ends the call with one status, and anything but a ReboundError with an error
+ * line too; nothing escapes the handler.
  */
 export function handleResultStream(
   open: (req: FetchJobResultRequest__Output) => Promise<AsyncGenerator<JobResultChunk>>,
@@ -44,7 +45,10 @@ export function handleResultStream(
         }
         if (!ac.signal.aborted) call.end();
       } catch (err) {
-        logger.debug({ jobId: call.request.job_id, err: errorMessage(err) }, 'FetchJobResult failed');
+        // A ReboundError is an answer (no leader, bad position); anything else is a bug to see.
+        if (err instanceof ReboundError)
+          logger.debug({ jobId: call.request.job_id, err: errorMessage(err) }, 'FetchJobResult failed');
+        else logger.error({ method: call.getPath(), err }, 'gRPC handler failed');
         if (!ac.signal.aborted) call.emit('error', toServiceError(err));
       } finally {
         call.off('cancelled', onCancel);

@@ -193,7 +193,7 @@ describe('RemoteShuffleMaster', () => {
               },
             ],
           };
-        }),
+        }, silentLogger()),
       };
       server.addService(loadProto().ShuffleWorkerService.service, handlers as ShuffleWorkerServiceHandlers);
       const port = await bindServer(server, '127.0.0.1', 0, grpc.ServerCredentials.createInsecure());

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { bindServer, handleUnary, loadProto, partitionKey, shutdownServer } from '@rebound/core';
+import { bindServer, handleUnary, loadProto, partitionKey, shutdownServer, silentLogger } from '@rebound/core';
 import type {
   PartitionWithMetrics,
   TaskDeploymentDescriptor__Output,
@@ -24,18 +24,18 @@ export async function fakeTaskManager(
     DeployTask: handleUnary((tdd) => {
       deployed.push(tdd);
       return { accepted: true };
-    }),
-    CancelTask: handleUnary(() => ({ found: true })),
-    HeartbeatFromJobManager: handleUnary(() => ({ task_manager_id: '' })),
+    }, silentLogger()),
+    CancelTask: handleUnary(() => ({ found: true }), silentLogger()),
+    HeartbeatFromJobManager: handleUnary(() => ({ task_manager_id: '' }), silentLogger()),
     ReleasePartitions: handleUnary((r) => {
       retained.released.push(...r.partitions.map((p) => partitionKey(p)));
       return { released: r.partitions.length };
-    }),
+    }, silentLogger()),
     GetAndRetainPartitionsWithMetrics: handleUnary(async () => {
       await new Promise((r) => setTimeout(r, retained.delayMs));
       return { partitions: retained.partitions };
-    }),
-    DisconnectJob: handleUnary(() => ({})),
+    }, silentLogger()),
+    DisconnectJob: handleUnary(() => ({}), silentLogger()),
   };
   const server = new grpc.Server();
   server.addService(loadProto().TaskExecutorGateway.service, handlers);
