@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Configuration, ErrorCode, type JobGraph, JobNotFoundError, ReboundError, silentLogger } from '@rebound/core';
 import { EtcdHaServices } from './etcd/etcd-ha-services.js';
-import { HaPaths } from './ha-dir.js';
+import { HaPaths } from './file/ha-dir.js';
 import type { HighAvailabilityServices, LeaderElection } from './ha-services.js';
 import { createHaServices } from './ha-services-factory.js';
 import type { LeaderInfo } from './leader-info.js';

@@ -11,7 +11,7 @@ import {
   ReboundError,
 } from '@rebound/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HaPaths } from './ha-dir.js';
+import { HaPaths } from './file/ha-dir.js';
 import { FileJobGraphStore } from './file/file-job-graph-store.js';
 
 let haDir: string;

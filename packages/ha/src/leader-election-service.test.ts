@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Clock, Configuration, silentLogger } from '@rebound/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HaPaths } from './ha-dir.js';
+import { HaPaths } from './file/ha-dir.js';
 import { LeaderElectionService } from './file/file-leader-election-driver.js';
 import { readCurrentEpoch, readLeader } from './leader-info.js';
 import { RecordingContender } from './testing/recording-contender.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Configuration, ErrorCode, ReboundError, silentLogger, writeFileAtomic } from '@rebound/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assertHaDirInitialized, HaPaths } from './ha-dir.js';
+import { assertHaDirInitialized, HaPaths } from './file/ha-dir.js';
 import { LeaderElectionService } from './file/file-leader-election-driver.js';
 import type { LeaderInfo } from './leader-info.js';
 import { LeaderRetrievalService } from './file/file-leader-retrieval-driver.js';
