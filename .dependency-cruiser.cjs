@@ -18,7 +18,7 @@ const path = require('node:path');
 /** Workspace packages (by directory under packages/) each package may import. */
 const LAYERS = {
   core: [],
-  // Only @rebound/core/hash (the shared mixer), which job module bundles can take in.
+  // @rebound/core/hash (the shared mixer) and ReboundError: what job module bundles can take in.
   'example-support': ['core'],
   api: ['core'],
   ha: ['core'],

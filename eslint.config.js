@@ -42,10 +42,9 @@ export default tseslint.config(
   },
   {
     // Throw sites name their condition with a typed subclass (packages/core/src/errors.ts); a raw
-    // ReboundError is built only there (fromServiceError, withContext). Packages still to convert
-    // join this list once they are (issue 27). The recovery path of the JobMaster is still raw.
-    files: ['packages/{core,ha,event-store,cli,jobmaster,taskmanager,api}/**/*.ts'],
-    ignores: ['packages/core/src/errors.ts', 'packages/jobmaster/src/recovery/**'],
+    // ReboundError is built only there (fromServiceError, withContext).
+    files: ['packages/*/src/**/*.ts'],
+    ignores: ['packages/core/src/errors.ts'],
     rules: {
       'no-restricted-syntax': ['error', NO_RAW_REBOUND_ERROR],
     },
@@ -53,8 +52,8 @@ export default tseslint.config(
   {
     // Converted packages build no plain Error either: an error without a code reaches the CLI
     // and the REST API as INTERNAL. Tests and test helpers (testing/) may.
-    files: ['packages/{jobmaster,taskmanager,api}/src/**/*.ts'],
-    ignores: ['**/*.test.ts', '**/testing/**', 'packages/jobmaster/src/recovery/**'],
+    files: ['packages/{core,cli,jobmaster,taskmanager,api,partition,shuffle-worker,example-support}/src/**/*.ts'],
+    ignores: ['packages/core/src/errors.ts', '**/*.test.ts', '**/*.test-util.ts', '**/testing/**'],
     rules: {
       'no-restricted-syntax': [
         'error',

@@ -6,6 +6,7 @@ import {
   type ExecutionAttemptId,
   type ResultPartitionId,
 } from '@rebound/core';
+import { ChaosError } from './errors.js';
 
 /**
  * The forged calls of the `forged-rpc` fault: what someone who reaches the cluster's ports sends,
@@ -300,7 +301,7 @@ export async function sendForgedCall(
   const proto = loadProto();
   const ctor = proto[call.service];
   const method = (ctor.service as unknown as Record<string, MethodDef>)[call.method];
-  if (!method) throw new Error(`${call.service} has no method ${call.method}`);
+  if (!method) throw new ChaosError(`${call.service} has no method ${call.method}`);
   const address = call.to === 'leader' ? c.leaderAddress : c.taskManagerAddress;
   const client = new ctor(address, security.channelCredentials(), security.channelOptions());
   const deadline = Date.now() + CALL_TIMEOUT_MS;

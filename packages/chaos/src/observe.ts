@@ -1,6 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { errorMessage, sleep, type JobSummary__Output } from '@rebound/core';
+import { ChaosError } from './errors.js';
 import type { RunContext } from './run-context.js';
 import { subtaskKey } from './task-log.js';
 
@@ -26,7 +27,7 @@ export async function listJobs(r: RunContext, timeoutMs: number): Promise<JobSum
     try {
       return await r.cluster.listJobs();
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`ListJobs failed for ${timeoutMs} ms: ${errorMessage(err)}`);
+      if (Date.now() > deadline) throw new ChaosError(`ListJobs failed for ${timeoutMs} ms: ${errorMessage(err)}`);
       await sleep(200);
     }
   }

@@ -38,3 +38,14 @@ export class JobEventStoreFencedError extends ReboundError {
     );
   }
 }
+
+/**
+ * Events that each decode, but that a correct writer never records for this job graph: a vertex
+ * the graph lacks, a subtask finished before its vertex was initialized. Found when the events are
+ * applied after reading, where no file offset is at hand (unlike JobEventStoreCorruptError).
+ */
+export class JobEventsInconsistentError extends ReboundError {
+  constructor(message: string) {
+    super(ErrorCode.EVENT_STORE_CORRUPT, message);
+  }
+}

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { readFile, readdir, rm } from 'node:fs/promises';
 import { ConfigError, writeFileAtomic } from '@rebound/core';
-import { TMP_MARKER, isErrno } from './ha-dir.js';
+import { TMP_MARKER, isErrno } from './file/ha-dir.js';
 
 /**
  * The HTTP endpoints of a cluster process, published through the HA services so that every

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Configuration } from '@rebound/core';
 import { EtcdHaServices } from './etcd/etcd-ha-services.js';
-import { FileHaServices } from './file-ha-services.js';
+import { FileHaServices } from './file/file-ha-services.js';
 import type { HighAvailabilityServices } from './ha-services.js';
 
 /**

@@ -1,4 +1,4 @@
-export { HaPaths, assertHaDirInitialized } from './ha-dir.js';
+export { HaPaths, assertHaDirInitialized } from './file/ha-dir.js';
 export {
   type LeaderInfo,
   readLeader,
@@ -19,7 +19,7 @@ export type {
 } from './ha-services.js';
 export { RetryingJobRecordDriver, type HaRetryPolicy } from './retrying-job-record-driver.js';
 export { createHaServices } from './ha-services-factory.js';
-export { FileHaServices } from './file-ha-services.js';
+export { FileHaServices } from './file/file-ha-services.js';
 export { EtcdHaServices } from './etcd/etcd-ha-services.js';
 export { EtcdUnavailableError } from './etcd/etcd-connection.js';
 export {

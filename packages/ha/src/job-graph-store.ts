@@ -11,7 +11,7 @@ import {
   ReboundError,
   writeFileAtomic,
 } from '@rebound/core';
-import { HaPaths, TMP_MARKER } from './ha-dir.js';
+import { HaPaths, TMP_MARKER } from './file/ha-dir.js';
 import type { JobGraphStore, StoredJob, StoredJobSummary, TerminalJobStatus } from './ha-services.js';
 import type { JobRecordDriver } from './job-record-driver.js';
 

@@ -1,7 +1,7 @@
 import { mkdir, open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fsyncDir, HaDirInvalidError, InternalError } from '@rebound/core';
-import { HaPaths, isErrno } from './ha-dir.js';
+import { HaPaths, isErrno } from './file/ha-dir.js';
 
 /** What `<ha>/leader.json` says: who leads, where to reach it, and its fencing epoch. */
 export interface LeaderInfo {

@@ -3,11 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Configuration, ErrorCode, ReboundError, silentLogger, writeFileAtomic } from '@rebound/core';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { assertHaDirInitialized, HaPaths } from './ha-dir.js';
-import { LeaderElectionService } from './file/file-leader-election-driver.js';
+import { assertHaDirInitialized, HaPaths } from './file/ha-dir.js';
 import type { LeaderInfo } from './leader-info.js';
 import { LeaderRetrievalService } from './file/file-leader-retrieval-driver.js';
-import { RecordingContender } from './testing/recording-contender.js';
 
 const config = Configuration.of({
   'high-availability.lease.timeout': '60 s',
@@ -51,6 +49,10 @@ class Changes {
   }
 }
 
+/**
+ * The file driver's own behaviour: leader.json written by hand (older epochs, address changes),
+ * and the check of the HA directory. What both backends share is in leader-retrieval.drivers.test.ts.
+ */
 describe('LeaderRetrievalService', () => {
   it('reports newer epochs and address changes, never an older epoch', async () => {
     const svc = retrieval();
@@ -73,51 +75,6 @@ describe('LeaderRetrievalService', () => {
       [3, 'b:2'],
     ]);
     expect(svc.current()).toMatchObject({ epoch: 3, address: 'b:2' });
-  });
-
-  it('waitForLeader polls by itself until a leader appears', async () => {
-    const svc = retrieval();
-    const waiting = svc.waitForLeader(10_000);
-    await writeLeader({ epoch: 4, jobmasterId: 'a', address: 'a:1', electedAtMs: 1 });
-    expect(await waiting).toMatchObject({ epoch: 4, address: 'a:1' });
-    expect(await svc.waitForLeader(1)).toMatchObject({ epoch: 4 });
-  });
-
-  it('waitForLeader fails with LEADER_NOT_FOUND after the timeout', async () => {
-    const svc = retrieval();
-    const err = await svc.waitForLeader(50).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ReboundError);
-    expect((err as ReboundError).code).toBe(ErrorCode.LEADER_NOT_FOUND);
-    expect((err as ReboundError).message).toContain(haDir);
-  });
-
-  it('follows real elections', async () => {
-    const svc = retrieval();
-    const changes = new Changes();
-    svc.start(changes);
-    const a = new LeaderElectionService({
-      haDir,
-      contenderId: 'jm-a',
-      address: '127.0.0.1:7001',
-      config,
-      logger: silentLogger(),
-    });
-    const b = new LeaderElectionService({
-      haDir,
-      contenderId: 'jm-b',
-      address: '127.0.0.1:7002',
-      config,
-      logger: silentLogger(),
-    });
-    stoppers.push(
-      () => a.stop(),
-      () => b.stop(),
-    );
-    await a.start(new RecordingContender());
-    await b.start(new RecordingContender());
-    expect((await changes.count(1))[0]).toMatchObject({ epoch: 1, jobmasterId: 'jm-a', address: '127.0.0.1:7001' });
-    await a.stop();
-    expect((await changes.count(2))[1]).toMatchObject({ epoch: 2, jobmasterId: 'jm-b', address: '127.0.0.1:7002' });
   });
 });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import {
   bindServer,
-  ErrorCode,
+  fromServiceError,
   loadProto,
   ReboundError,
   shutdownServer,
@@ -209,10 +209,8 @@ export function rawWrite(
   let call!: grpc.ClientWritableStream<PartitionWriteMessage>;
   const result = new Promise<PartitionWriteAck__Output | ReboundError>((resolve) => {
     call = shuffleClients.get(w.address).WritePartition((err, ack) => {
-      if (err) {
-        const code = err.metadata?.get('rebound-error-code')?.[0];
-        resolve(new ReboundError((code as ErrorCode) ?? ErrorCode.INTERNAL, err.details));
-      } else resolve(ack!);
+      if (err) resolve(fromServiceError(err));
+      else resolve(ack!);
     });
   });
   call.on('error', () => {});

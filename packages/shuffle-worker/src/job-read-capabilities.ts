@@ -54,19 +54,23 @@ export class JobReadCapabilities {
     for (const jobId of jobs) {
       if (!isSafeJobId(jobId)) continue;
       const path = capabilityFile(dataDir, jobId);
+      let problem: string;
       try {
         const o = JSON.parse(await readFile(path, 'utf8')) as Partial<CapabilityFileContents>;
         if (
-          o.version !== FILE_VERSION ||
-          o.jobId !== jobId ||
-          typeof o.readCapability !== 'string' ||
-          !o.readCapability
-        )
-          throw new Error('not a read capability file of this job');
-        caps.byJob.set(jobId, o.readCapability);
+          o.version === FILE_VERSION &&
+          o.jobId === jobId &&
+          typeof o.readCapability === 'string' &&
+          o.readCapability
+        ) {
+          caps.byJob.set(jobId, o.readCapability);
+          continue;
+        }
+        problem = 'not a read capability file of this job';
       } catch (err) {
-        caps.logger.warn({ jobId, path, err: errorMessage(err) }, 'ignoring an unreadable read capability');
+        problem = errorMessage(err);
       }
+      caps.logger.warn({ jobId, path, err: problem }, 'ignoring an unreadable read capability');
     }
     return caps;
   }

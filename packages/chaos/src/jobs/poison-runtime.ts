@@ -21,7 +21,7 @@ import {
   type SourceSplit,
   type SplitEnumerator,
 } from '@rebound/api';
-import { parseOptions, required } from '@rebound/example-support';
+import { JobArgumentError, parseOptions, required } from '@rebound/example-support';
 
 const USAGE = 'poison-runtime --poison timer-throw|split-exit|coordinator-loop|split-alloc|none --output DIR';
 const MODES = ['timer-throw', 'split-exit', 'coordinator-loop', 'split-alloc', 'none'];
@@ -85,7 +85,7 @@ const offsets = (mode: string): OperatorCoordinatorProvider<object, number> => (
 export default defineJob('chaos-poison-runtime', (env, args) => {
   const o = parseOptions(args, USAGE, ['poison', 'output']);
   const mode = required(o.poison, 'poison', USAGE);
-  if (!MODES.includes(mode)) throw new Error(`--poison must be one of ${MODES.join(', ')}, got '${mode}'`);
+  if (!MODES.includes(mode)) throw new JobArgumentError(`--poison must be one of ${MODES.join(', ')}, got '${mode}'`);
   env
     .fromSource(numbers(mode), 'Source: Poisoned numbers')
     .process(addOffset, { coordinator: offsets(mode) })

@@ -6,7 +6,7 @@
  * inside its own process (vitest's or scripts/chaos.ts), so its argv names no `submit`.
  */
 import { defineJob } from '@rebound/api';
-import { parseOptions, required } from '@rebound/example-support';
+import { JobArgumentError, parseOptions, required } from '@rebound/example-support';
 
 const USAGE = 'poison --poison exit|throw|hang --harmless-in-pid PID --input PATH --output DIR';
 
@@ -24,7 +24,7 @@ export default defineJob('chaos-poison', (env, args) => {
           // A module stuck at load time, as with a synchronous wait for something that never comes.
         }
       default:
-        throw new Error(`unknown --poison ${String(o.poison)}; usage: ${USAGE}`);
+        throw new JobArgumentError(`unknown --poison ${String(o.poison)}; usage: ${USAGE}`);
     }
   }
   env.readTextFiles(required(o.input, 'input', USAGE)).writeAsText(required(o.output, 'output', USAGE), (line) => line);

@@ -10,7 +10,7 @@ import {
   JobInvalidError,
   NotLeaderError,
 } from '@rebound/core';
-import { HaPaths } from '../ha-dir.js';
+import { HaPaths } from '../file/ha-dir.js';
 import { DefaultJobGraphStore, isSafeName } from '../job-graph-store.js';
 import type { JobRecord, JobRecordDriver } from '../job-record-driver.js';
 import { type HaRetryPolicy, withRetries } from '../retrying-job-record-driver.js';

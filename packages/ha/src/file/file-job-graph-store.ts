@@ -1,7 +1,7 @@
 import { readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type JobGraph, type JobGraph__Output, JobInvalidError, writeFileAtomic } from '@rebound/core';
-import { HaPaths, isErrno, TMP_MARKER } from '../ha-dir.js';
+import { HaPaths, isErrno, TMP_MARKER } from './ha-dir.js';
 import { DefaultJobGraphStore, isSafeName, JOB_GRAPH_FILE, JOB_STATUS_FILE } from '../job-graph-store.js';
 import type { JobRecord, JobRecordDriver } from '../job-record-driver.js';
 import { type HaRetryPolicy, withRetries } from '../retrying-job-record-driver.js';

@@ -3,7 +3,7 @@ import { mkdir, open, readFile, rename, rm, stat, utimes } from 'node:fs/promise
 import { join } from 'node:path';
 import { type Clock, type Logger, systemClock, writeFileAtomic } from '@rebound/core';
 import { DefaultLeaderElectionService } from '../default-leader-election-service.js';
-import { HaPaths, isErrno } from '../ha-dir.js';
+import { HaPaths, isErrno } from './ha-dir.js';
 import {
   type AcquiredLeadership,
   type LeaderElectionDriver,

@@ -1,10 +1,10 @@
-import { ErrorCode, ReboundError, executionVertexKey } from '@rebound/core';
+import { executionVertexKey } from '@rebound/core';
 import type {
   ExecutionJobVertexInitializedEvent__Output,
   ExecutionVertexFinishedEvent__Output,
   JobGraph__Output,
 } from '@rebound/core';
-import type { JobEventRecord } from '@rebound/event-store';
+import { JobEventsInconsistentError, type JobEventRecord } from '@rebound/event-store';
 import { ShuffleMasterSnapshot } from '../shuffle/shuffle-master.js';
 
 /**
@@ -35,10 +35,7 @@ export class ReplayedJobState {
 
   private vertex(id: string, what: string): void {
     if (!this.graph.vertices.some((v) => v.id === id)) {
-      throw new ReboundError(
-        ErrorCode.EVENT_STORE_CORRUPT,
-        `${what} names vertex '${id}', which the job graph does not have`,
-      );
+      throw new JobEventsInconsistentError(`${what} names vertex '${id}', which the job graph does not have`);
     }
   }
 
@@ -50,10 +47,7 @@ export class ReplayedJobState {
         const e = record.event;
         this.vertex(e.vertex_id, 'an ExecutionJobVertexInitializedEvent');
         if (e.parallelism < 1)
-          throw new ReboundError(
-            ErrorCode.EVENT_STORE_CORRUPT,
-            `vertex ${e.vertex_id} initialized with parallelism ${e.parallelism}`,
-          );
+          throw new JobEventsInconsistentError(`vertex ${e.vertex_id} initialized with parallelism ${e.parallelism}`);
         this.initialized.set(e.vertex_id, e);
         return;
       }
@@ -62,8 +56,7 @@ export class ReplayedJobState {
         this.vertex(e.vertex_id, 'an ExecutionVertexFinishedEvent');
         const init = this.initialized.get(e.vertex_id);
         if (!init || e.subtask < 0 || e.subtask >= init.parallelism) {
-          throw new ReboundError(
-            ErrorCode.EVENT_STORE_CORRUPT,
+          throw new JobEventsInconsistentError(
             `finished event for ${e.vertex_id}#${e.subtask} before its vertex was initialized`,
           );
         }

@@ -1,6 +1,6 @@
-import { ErrorCode, ReboundError } from '@rebound/core';
 import type { ExecutionVertexFinishedEvent__Output, RecoveryReport } from '@rebound/core';
 import type { SourceSplit } from '@rebound/api';
+import { JobEventsInconsistentError } from '@rebound/event-store';
 import { OperatorCoordinatorHolder } from '../operator-coordinator-holder.js';
 import type { BatchJobRecoveryContext } from './batch-job-recovery-context.js';
 import type { JobEventRecorder } from './job-event-recorder.js';
@@ -42,11 +42,7 @@ export async function applyReplay(
   const dropped = dropFinishedNotCoveredByCoordinators(ctx, replayed);
   for (const e of replayed.finished.values()) {
     const ev = graph.executionVertex(e.vertex_id, e.subtask);
-    if (!ev)
-      throw new ReboundError(
-        ErrorCode.EVENT_STORE_CORRUPT,
-        `finished event for unknown subtask ${e.vertex_id}#${e.subtask}`,
-      );
+    if (!ev) throw new JobEventsInconsistentError(`finished event for unknown subtask ${e.vertex_id}#${e.subtask}`);
     ev.attempt = e.attempt;
     ev.attemptEpoch = e.attempt_epoch;
     if (e.sink_temp_file) ev.sinkTempFile = e.sink_temp_file;

@@ -1,5 +1,5 @@
 import { type Configuration, systemClock } from '@rebound/core';
-import { type EndpointRegistry, FileEndpointRegistry } from './endpoints.js';
+import { type EndpointRegistry, FileEndpointRegistry } from '../endpoints.js';
 import { HaPaths, assertHaDirInitialized } from './ha-dir.js';
 import type {
   HighAvailabilityServices,
@@ -8,13 +8,13 @@ import type {
   LeaderElectionOptions,
   LeaderRetrieval,
   LeaderStoreOptions,
-} from './ha-services.js';
-import type { LeaderEpochSource } from './epoch-fence.js';
-import { FileJobGraphStore } from './file/file-job-graph-store.js';
-import { leaderRetryPolicy } from './retrying-job-record-driver.js';
-import { LeaderElectionService } from './file/file-leader-election-driver.js';
-import { type LeaderInfo, readCurrentEpoch, readLeader } from './leader-info.js';
-import { LeaderRetrievalService } from './file/file-leader-retrieval-driver.js';
+} from '../ha-services.js';
+import type { LeaderEpochSource } from '../epoch-fence.js';
+import { FileJobGraphStore } from './file-job-graph-store.js';
+import { leaderRetryPolicy } from '../retrying-job-record-driver.js';
+import { LeaderElectionService } from './file-leader-election-driver.js';
+import { type LeaderInfo, readCurrentEpoch, readLeader } from '../leader-info.js';
+import { LeaderRetrievalService } from './file-leader-retrieval-driver.js';
 import type { Logger } from '@rebound/core';
 
 /**
