@@ -8,7 +8,7 @@ export default defineConfig({
     root: new URL('../..', import.meta.url).pathname,
     // The tests start bin/rebound.js, which runs the build in packages/cli/dist.
     globalSetup: ['test/build-dist.ts'],
-    include: ['packages/ha/src/**/*.etcd.test.ts', 'packages/ha/src/**/*.drivers.test.ts', 'test/etcd/**/*.test.ts'],
+    include: ['packages/ha/src/**/*.etcd.test.ts', 'packages/*/src/**/*.drivers.test.ts', 'test/etcd/**/*.test.ts'],
     // *.drivers.test.ts run their file half with the unit tests and their etcd half here.
     env: { REBOUND_HA_DRIVER_TESTS: 'etcd' },
     testTimeout: 120_000,
