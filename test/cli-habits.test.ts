@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalCluster, runRebound, suiteFailed } from './harness.js';
+import { httpPortsOf, portTakenLine } from './local-up-output.js';
 import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOutput } from './util.js';
 
 /** The Flink-style commands end to end: -p, info, list filters, status with recoveries, logs, config --cluster. */
@@ -17,6 +18,16 @@ describe('rebound CLI habits against a running cluster', () => {
   afterAll(async ({}, suite) => {
     await cluster?.stop({ keepWorkdir: suiteFailed(suite) });
     if (data) await rm(data, { recursive: true, force: true });
+  });
+
+  it('local up says recovery is off and how to turn it on, and puts jm-1 on 8081 unless it is taken', () => {
+    const lines = cluster.upOutput.split('\n');
+    expect(lines).toContain(
+      '  recovery   batch job recovery is off: a leader kill reruns every running job from the start; turn it on with -D execution.batch.job-recovery.enabled=true',
+    );
+    // Another cluster on this machine may hold 8081: then the line says so and jm-1 is elsewhere.
+    const taken = lines.includes(portTakenLine('jm-1', 8081));
+    expect(httpPortsOf(cluster.upOutput).get('jm-1') === 8081).toBe(!taken);
   });
 
   it('submit -p runs every vertex without its own parallelism with P subtasks; info shows the same plan', async () => {
