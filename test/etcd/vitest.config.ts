@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// `npm run test:etcd` only: tests against a real etcd (Debian's etcd-server), which the default
+// `npm run test:etcd` only: tests against a real etcd (/usr/bin/etcd or $REBOUND_ETCD_BIN), which the default
 // `npm test` leaves out (see the root config's excludes). .ci/run installs etcd before running it.
 export default defineConfig({
   test: {
