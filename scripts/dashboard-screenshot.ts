@@ -1,6 +1,6 @@
 /**
  * Regenerates docs/dashboard.png from a real run: starts a local cluster, submits a job with a
- * slow middle stage, opens its page in headless Debian chromium, SIGKILLs the leader, waits for
+ * slow middle stage, opens its page in a headless installed chromium, SIGKILLs the leader, waits for
  * the new leader's recovery row, and takes the screenshot. Loopback only; nothing is downloaded.
  *
  *   node --import tsx scripts/dashboard-screenshot.ts [--out docs/dashboard.png]

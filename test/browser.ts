@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { makeTempDir } from './util.js';
 
-/** Debian's chromium; browser tests skip cleanly without it (nothing ever downloads a browser). */
+/** An installed chromium (REBOUND_CHROMIUM names another); browser tests skip cleanly without it (nothing ever downloads a browser). */
 export const CHROMIUM = process.env.REBOUND_CHROMIUM ?? '/usr/bin/chromium';
 export const HAVE_CHROMIUM = existsSync(CHROMIUM);
 

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalCluster, runRebound, suiteFailed } from './harness.js';
+import { httpPortsOf, portTakenLine } from './local-up-output.js';
 import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOutput } from './util.js';
 
 /** The Flink-style commands end to end: -p, info, list filters, status with recoveries, logs, config --cluster. */
@@ -17,6 +18,16 @@ describe('rebound CLI habits against a running cluster', () => {
   afterAll(async ({}, suite) => {
     await cluster?.stop({ keepWorkdir: suiteFailed(suite) });
     if (data) await rm(data, { recursive: true, force: true });
+  });
+
+  it('local up says recovery is off and how to turn it on, and puts jm-1 on 8081 unless it is taken', () => {
+    const lines = cluster.upOutput.split('\n');
+    expect(lines).toContain(
+      '  recovery   batch job recovery is off: a leader kill reruns every running job from the start; turn it on with -D execution.batch.job-recovery.enabled=true',
+    );
+    // Another cluster on this machine may hold 8081: then the line says so and jm-1 is elsewhere.
+    const taken = lines.includes(portTakenLine('jm-1', 8081));
+    expect(httpPortsOf(cluster.upOutput).get('jm-1') === 8081).toBe(!taken);
   });
 
   it('submit -p runs every vertex without its own parallelism with P subtasks; info shows the same plan', async () => {
@@ -76,10 +87,12 @@ describe('rebound CLI habits against a running cluster', () => {
     });
   });
 
-  it('config --cluster shows the values the daemons run with', async () => {
+  it('config --cluster shows the values the daemons run with; --workdir is the same', async () => {
     const r = await cluster.rebound(['config', '--cluster', cluster.workdir]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/heartbeat\.timeout\s+2 s\s+cluster \(default 50 s\)/);
+    const w = await cluster.rebound(['config', '--workdir', cluster.workdir]);
+    expect([w.code, w.stdout, w.stderr]).toEqual([0, r.stdout, '']);
   });
   it('run is submit, with the job arguments right after the job file; ids take prefixes everywhere', async () => {
     const files = await generateTextFiles(join(data, 'run-in'), { files: 2, linesPerFile: 20, seed: 5 });
@@ -131,6 +144,54 @@ describe('rebound CLI habits against a running cluster', () => {
     expect(viaM.code, viaM.stderr).toBe(0);
     const viaAddress = await runRebound(['list', '--address', leader.address, '--json'], { env });
     expect(JSON.parse(viaM.stdout)).toEqual(JSON.parse(viaAddress.stdout));
+    const viaLong = await runRebound(['list', '--jobmanager', leader.address, '--json'], { env });
+    expect(viaLong.code, viaLong.stderr).toBe(0);
+    expect(JSON.parse(viaLong.stdout)).toEqual(JSON.parse(viaAddress.stdout));
+  });
+
+  it('cancel, watch and results take an id prefix too, as their help says', async () => {
+    for (const command of ['status', 'cancel', 'watch', 'results', 'events']) {
+      const help = await runRebound([command, '--help']);
+      expect([command, help.stdout.replace(/\s+/g, ' ')]).toEqual([
+        command,
+        expect.stringContaining('Arguments: job-id job id (or a unique prefix, or a job name)'),
+      ]);
+    }
+    // A job that cannot end by itself: its readers wait for a gate file that never comes.
+    const gated = await cluster.submit('test/fixtures/numbered.ts', [
+      ...['--splits', '2', '--records', '10', '--output', join(data, 'gated-out')],
+      ...['--gate', join(data, 'never')],
+    ]);
+    await cluster.waitForJob(gated.jobId, 30_000, ['RUNNING']);
+    const cancel = await cluster.rebound(['cancel', gated.jobId.slice(0, 6)]);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    expect(cancel.stdout).toMatch(new RegExp(`^job ${gated.jobId}: (CANCELING|CANCELED)\\n$`));
+    await cluster.waitForJob(gated.jobId, 30_000, ['CANCELED']);
+
+    const collected = await cluster.submit('test/fixtures/collect.ts', ['--mode', 'rows', '--count', '8'], {
+      wait: true,
+    });
+    expect(collected.code, collected.stderr).toBe(0);
+    const prefix = collected.jobId.slice(0, 6);
+    const watched = await cluster.rebound(['watch', prefix, '--json']);
+    expect(watched.code, watched.stderr).toBe(0);
+    const last = JSON.parse(watched.stdout.trimEnd().split('\n').at(-1)!) as { jobId?: string; state?: string };
+    expect(last).toMatchObject({ jobId: collected.jobId, state: 'FINISHED' });
+    const byPrefix = await cluster.rebound([
+      'results',
+      prefix,
+      '--cluster',
+      cluster.workdir,
+      '--output-format',
+      'jsonl',
+    ]);
+    expect(byPrefix.code, byPrefix.stderr).toBe(0);
+    const rows = byPrefix.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { i: number }).i)
+      .sort((a, b) => a - b);
+    expect(rows).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 
   it('info takes the job arguments after the job file; usage errors exit 2 with one line', async () => {

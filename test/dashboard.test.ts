@@ -11,7 +11,7 @@ import { makeTempDir } from './util.js';
  * The dashboard in a real headless chromium: a job page keeps updating through a SIGKILL of the
  * leader that served it, without a reload, and shows the new epoch and the recovery row, with the
  * running tasks the new leader adopted (keep-running-tasks on for this job).
- * Skipped when Debian's chromium is not installed (.ci/run installs it and runs this file).
+ * Skipped when no chromium is installed (.ci/run installs it and runs this file).
  */
 /** Polls the text of the first element matching `selector` until `pred` holds (no DOM types here). */
 async function waitText(

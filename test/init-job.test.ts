@@ -73,8 +73,26 @@ describe('rebound init: a job project outside the repository', () => {
       '--output',
       join(dir, 'out'),
     ]);
-    expect(stdout).toMatch(/^submitted job wc as [0-9a-f]{32}\n/);
-    expect(stdout.trimEnd().split('\n').pop()).toMatch(/^job [0-9a-f]{32} FINISHED/);
+    // Exact, with the job id and the run time in placeholders. Between the first line and the
+    // last two is one line per change `run` saw while following the job: how many depends on
+    // timing; each must be a progress line of this job's two vertices.
+    const jobId = /^submitted job wc as ([0-9a-f]{32})\n/.exec(stdout)?.[1];
+    expect(jobId, stdout).toBeDefined();
+    const lines = stdout
+      .replaceAll(jobId!, '<job-id>')
+      .replace(/ FINISHED in (\d+ ms|\d+\.\d s|\d+ min( \d+ s)?)\n$/, ' FINISHED in <duration>\n')
+      .split('\n');
+    expect(lines[0]).toBe('submitted job wc as <job-id>');
+    expect(lines.slice(-3)).toEqual([
+      'job <job-id> FINISHED 2/2 tasks | Source: TextFiles -> FlatMap -> Map 1/1 FINISHED | Sum(1) -> Sink: TextFiles 1/1 FINISHED',
+      'job <job-id> FINISHED in <duration>',
+      '',
+    ]);
+    const state = '(CREATED|SCHEDULED|DEPLOYING|RUNNING|FINISHED)';
+    const progress = new RegExp(
+      `^job <job-id> (CREATED|RUNNING) [0-2]/[0-2]\\+? tasks \\| Source: TextFiles -> FlatMap -> Map [01]/1 ${state} \\| Sum\\(1\\) -> Sink: TextFiles [01]/[1?] ${state}$`,
+    );
+    for (const line of lines.slice(1, -3)) expect(line).toMatch(progress);
     expect((await readSinkLines(join(dir, 'out'))).sort()).toEqual(['be\t2', 'not\t1', 'or\t1', 'to\t2']);
   });
 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedNumbered } from './fixtures/numbered-source.js';
 import { LocalCluster, suiteFailed } from './harness.js';
+import { holdPort, httpPortsOf, portTakenLine } from './local-up-output.js';
 import { HISTOGRAM_JOB, expectedHistogram, histogramArgs, readEventLog } from './recovery-util.js';
 import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOutput } from './util.js';
 
@@ -10,14 +11,25 @@ import { countWordsInFiles, diffMaps, generateTextFiles, makeTempDir, readSinkOu
 describe('LocalCluster', () => {
   let cluster: LocalCluster;
   let data: string;
+  /** The port jm-1 wanted and another program held while `local up` ran (8081, when it was free). */
+  let blocked: number;
 
   beforeAll(async () => {
-    cluster = await LocalCluster.start({
-      jobmasters: 2,
-      taskmanagers: 2,
-      slots: 2,
-      config: { 'execution.batch.job-recovery.enabled': 'true' },
-    });
+    const held = await holdPort(8081);
+    blocked = held.port;
+    try {
+      cluster = await LocalCluster.start({
+        jobmasters: 2,
+        taskmanagers: 2,
+        slots: 2,
+        config: {
+          'execution.batch.job-recovery.enabled': 'true',
+          ...(blocked === 8081 ? {} : { 'rest.port': String(blocked) }),
+        },
+      });
+    } finally {
+      await held.close();
+    }
     data = await makeTempDir('rebound-it-data-');
   });
 
@@ -44,6 +56,27 @@ describe('LocalCluster', () => {
     ).toEqual(['tm-1', 'tm-2']);
     expect(s.processes.find((p) => p.leader)?.id).toBe(s.leader.jobmasterId);
     expect((await cluster.overview()).task_managers).toHaveLength(2);
+  });
+
+  it('local up says recovery is on, and moves a JobMaster off a taken port with a line saying so', async () => {
+    const lines = cluster.upOutput.split('\n');
+    expect(lines).toContain(
+      '  recovery   batch job recovery is on: after a leader kill, jobs go on from the vertices that had finished (FLIP-383)',
+    );
+    expect(lines).toContain(portTakenLine('jm-1', blocked));
+    const ports = httpPortsOf(cluster.upOutput);
+    expect(ports.get('jm-1')).not.toBe(blocked);
+    // jm-2 gets the next port, unless something holds that one too (then its own line says so).
+    const next = lines.includes(portTakenLine('jm-2', blocked + 1));
+    expect(ports.get('jm-2') === blocked + 1).toBe(!next);
+    // The HTTP column is where each REST API answers, with the cluster secret.
+    for (const id of ['jm-1', 'jm-2']) {
+      const res = await fetch(`http://127.0.0.1:${ports.get(id)}/config`, {
+        headers: cluster.security().httpHeaders(),
+        signal: AbortSignal.timeout(10_000),
+      });
+      expect([id, res.status]).toEqual([id, 200]);
+    }
   });
 
   it('runs wordcount to FINISHED with the right output', async () => {

@@ -19,7 +19,7 @@ base=${REBOUND_BASE_IMAGE:-node:20-bookworm-slim}
 data=${REBOUND_DATA:-./data}
 fail() { echo "preflight: $*" >&2; exit 1; }
 
-command -v docker >/dev/null 2>&1 || fail "no docker command; install Docker (Debian: apt-get install -y docker.io docker-compose)"
+command -v docker >/dev/null 2>&1 || fail "no docker command; install Docker with Compose"
 if ! out=$(docker info --format '{{.ServerVersion}}' 2>&1); then
   fail "no Docker engine answers ($(echo "$out" | grep -v '^$' | tail -1)); start dockerd (as root: dockerd >/var/log/dockerd.log 2>&1 &)"
 fi
@@ -42,7 +42,7 @@ if [ "$etcd" = yes ]; then
   bin=${REBOUND_ETCD_BINARY:-/usr/bin/etcd}
   [ -f "$bin" ] && [ -x "$bin" ] || fail "no etcd binary at $bin for the etcd service; install it on this host (apt-get install -y etcd-server) or set REBOUND_ETCD_BINARY to one"
   version=$("$bin" --version 2>/dev/null | head -1)
-  [ -n "$version" ] || fail "$bin does not run (--version printed nothing); it must be a Linux etcd binary (Debian's etcd-server)"
+  [ -n "$version" ] || fail "$bin does not run (--version printed nothing); it must be a Linux etcd binary, 3.4 or later"
   echo "preflight: ok (Docker engine $engine, base image $base, data directory $data, $version at $bin)"
   exit 0
 fi

@@ -36,7 +36,7 @@ export function lastLine(text: string): string {
 export const since = (t0: number): string => `${((Date.now() - t0) / 1000).toFixed(1)} s`;
 export const log = (line: string): void => void process.stdout.write(`[compose e2e] ${line}\n`);
 
-/** `docker compose` (v2) where it exists, else Debian's `docker-compose` 1.29: the files suit both. */
+/** `docker compose` (v2) where it exists, else `docker-compose` (v1, 1.29 or later): the files suit both. */
 export async function composeCommand(): Promise<string[]> {
   const v2 = await run('docker', ['compose', 'version'], process.env, 30_000).catch(() => undefined);
   return v2?.code === 0 ? ['docker', 'compose'] : ['docker-compose'];

@@ -23,7 +23,9 @@ import { makeTempDir } from '../util.js';
 
 const etcd = etcdAvailable();
 if (!etcd && process.env.CI)
-  throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+  throw new Error(
+    'etcd is not installed: put an etcd 3.4+ binary at /usr/bin/etcd or name it in REBOUND_ETCD_BIN (the etcd tests must run in CI)',
+  );
 const noPartitions = etcd ? partitionsUnavailableReason() : 'no etcd';
 if (noPartitions && etcd) console.warn(`chaos on etcd: the partition runs are skipped: ${noPartitions}`);
 

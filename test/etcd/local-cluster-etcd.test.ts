@@ -25,7 +25,9 @@ import { diffMaps, makeTempDir, readSinkOutput } from '../util.js';
 
 const available = etcdAvailable();
 if (!available && process.env.CI)
-  throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+  throw new Error(
+    'etcd is not installed: put an etcd 3.4+ binary at /usr/bin/etcd or name it in REBOUND_ETCD_BIN (the etcd tests must run in CI)',
+  );
 
 /**
  * A local cluster with `high-availability.type=etcd` against a real etcd: the CLI finds the leader

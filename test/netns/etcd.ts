@@ -1,5 +1,5 @@
 /**
- * A real etcd cluster (Debian's /usr/bin/etcd) whose members each run on a host of their own
+ * A real etcd cluster (the etcd on the PATH) whose members each run on a host of their own
  * (network namespaces of a HostNetwork): clients and peers reach them over the bridge, so a
  * partition of a member's host, or of every member's, is a real etcd outage. Each member listens
  * on its host's address with the standard ports (namespaces do not share ports).
@@ -23,7 +23,7 @@ export interface EtcdMember {
 
 export function etcdUnavailableReason(): string | undefined {
   const r = spawnSync('etcd', ['--version'], { encoding: 'utf8', timeout: 20_000 });
-  if (r.error || r.status !== 0) return `etcd is not installed (apt-get install etcd-server)`;
+  if (r.error || r.status !== 0) return `etcd is not installed: no etcd (3.4 or later) on the PATH`;
   return undefined;
 }
 

@@ -138,14 +138,19 @@ export function addJobCommands(program: Command, { handlers, run }: CommandConte
       program
         .command('status')
         .description('per-vertex state of a job, and its recoveries')
-        .argument('<job-id>', 'job id (or a unique prefix)'),
+        .argument('<job-id>', 'job id (or a unique prefix, or a job name)'),
     ),
   ).action((jobId: string, o: RawTarget & { json: boolean }) =>
     run(handlers.status({ ...target(o), jobId, json: o.json })),
   );
 
   withClusterTarget(
-    json(program.command('cancel').description('cancel a job').argument('<job-id>', 'job id (or a unique prefix)')),
+    json(
+      program
+        .command('cancel')
+        .description('cancel a job')
+        .argument('<job-id>', 'job id (or a unique prefix, or a job name)'),
+    ),
   ).action((jobId: string, o: RawTarget & { json: boolean }) =>
     run(handlers.cancel({ ...target(o), jobId, json: o.json })),
   );
@@ -155,7 +160,7 @@ export function addJobCommands(program: Command, { handlers, run }: CommandConte
       program
         .command('watch')
         .description('live progress of a job until it ends (exit 0 only if FINISHED); follows leader changes')
-        .argument('<job-id>', 'job id (or a unique prefix)')
+        .argument('<job-id>', 'job id (or a unique prefix, or a job name)')
         .addOption(duration('--poll-interval <duration>', 'how often progress is polled', 500))
         .addOption(
           duration(
@@ -180,7 +185,7 @@ export function addJobCommands(program: Command, { handlers, run }: CommandConte
     program
       .command('events')
       .description("dump a job's JobEventStore from the HA directory (works with no JobMaster running)")
-      .argument('<job-id>', 'job id (or a unique prefix)')
+      .argument('<job-id>', 'job id (or a unique prefix, or a job name)')
       .option('--ha-dir <dir>', 'HA directory (default: that of --cluster)')
       .option('--cluster <workdir>', `local cluster directory (default: ./${DEFAULT_WORKDIR})`)
       .addOption(new Option('--workdir <workdir>', 'the same as --cluster').hideHelp()),

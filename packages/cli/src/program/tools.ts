@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { DEFAULT_WORKDIR } from '../names.js';
-import { type CommandContext, json, optional, type RawWorkdir, workdirOf } from './shared.js';
+import { type CommandContext, either, json, optional, type RawWorkdir, workdirOf } from './shared.js';
 
 /** `rebound config` and `rebound logs`. */
 export function addToolCommands(program: Command, { handlers, run }: CommandContext): void {
@@ -11,16 +11,21 @@ export function addToolCommands(program: Command, { handlers, run }: CommandCont
         'list the configuration keys with their defaults, or with --cluster the values a local cluster runs with',
       )
       .option('--cluster [workdir]', `show the values in force on the local cluster (default: ./${DEFAULT_WORKDIR})`)
+      .option('--workdir [workdir]', 'the same as --cluster')
       .option('-a, --all', 'also the debug.* keys (crash points and switches for tests)'),
-  ).action((o: { json: boolean; cluster?: string | boolean; all?: boolean }) =>
-    run(
+  ).action((o: { json: boolean; cluster?: string | boolean; workdir?: string | boolean; all?: boolean }) => {
+    // Given without a value, either flag names the default cluster directory.
+    const dir = (v: string | boolean | undefined): string | undefined =>
+      v === undefined ? undefined : v === true ? DEFAULT_WORKDIR : String(v);
+    const cluster = either(['--cluster', dir(o.cluster)], ['--workdir', dir(o.workdir)]);
+    return run(
       handlers.config({
         json: o.json,
         ...(o.all === true ? { all: true } : {}),
-        ...(o.cluster === undefined ? {} : { cluster: o.cluster === true ? DEFAULT_WORKDIR : String(o.cluster) }),
+        ...optional('cluster', cluster),
       }),
-    ),
-  );
+    );
+  });
 
   json(
     program

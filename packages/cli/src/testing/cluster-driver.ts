@@ -50,6 +50,8 @@ export class ClusterDriver extends ClusterProcesses {
   protected readonly cli: CliRunner;
   private client: ClusterClient | undefined;
   private stopped = false;
+  /** What `rebound local up` printed (empty before up()): tests of its output share the cluster. */
+  upOutput = '';
 
   constructor(
     workdir: string,
@@ -83,6 +85,7 @@ export class ClusterDriver extends ClusterProcesses {
       await this.shutdown();
       throw new ClusterDriverError(`${describeResult(['local', 'up'], r)} (workdir ${this.workdir})`);
     }
+    this.upOutput = r.stdout;
     return this;
   }
 

@@ -8,7 +8,9 @@ import { EtcdConnection } from './etcd-connection.js';
 
 const available = etcdAvailable();
 if (!available && process.env.CI)
-  throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+  throw new Error(
+    'etcd is not installed: put an etcd 3.4+ binary at /usr/bin/etcd or name it in REBOUND_ETCD_BIN (the etcd tests must run in CI)',
+  );
 
 /** The one-line error of the first call `config` makes, or 'ok'. */
 async function firstCall(config: Record<string, string>): Promise<string> {

@@ -13,7 +13,9 @@ const script = join(here, '..', 'testing', 'etcd-contender.ts');
 
 const available = etcdAvailable();
 if (!available && process.env.CI)
-  throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+  throw new Error(
+    'etcd is not installed: put an etcd 3.4+ binary at /usr/bin/etcd or name it in REBOUND_ETCD_BIN (the etcd tests must run in CI)',
+  );
 
 /** One contender process on etcd. */
 class Contender extends ContenderProcess {

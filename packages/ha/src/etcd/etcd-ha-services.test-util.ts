@@ -8,7 +8,9 @@ import { type EtcdCluster, etcdAvailable, startEtcdCluster } from '../testing/et
 
 export const available = etcdAvailable();
 if (!available && process.env.CI)
-  throw new Error('etcd is not installed: apt-get install etcd-server (the etcd tests must run in CI)');
+  throw new Error(
+    'etcd is not installed: put an etcd 3.4+ binary at /usr/bin/etcd or name it in REBOUND_ETCD_BIN (the etcd tests must run in CI)',
+  );
 
 /** Records grants and revocations, and lets a test wait for either. */
 export class Recorder implements LeaderContender {

@@ -1,5 +1,5 @@
 /**
- * A real etcd for tests: Debian's `etcd` binary (3.4), one or three members on random loopback
+ * A real etcd for tests: an installed `etcd` binary (3.4 or later), one or three members on random loopback
  * ports, each in its own directory under a temporary directory. Used by the etcd backend's tests
  * and by the multi-host scenarios (`@rebound/ha/testing`).
  */

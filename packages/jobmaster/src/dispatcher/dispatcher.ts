@@ -1,11 +1,4 @@
-import {
-  JobNotFoundError,
-  PeriodicTask,
-  errorMessage,
-  IllegalStateError,
-  JobInvalidError,
-  InvalidArgumentError,
-} from '@rebound/core';
+import { PeriodicTask, errorMessage, IllegalStateError, JobInvalidError, InvalidArgumentError } from '@rebound/core';
 import type {
   Clock,
   Configuration,
@@ -21,6 +14,7 @@ import { readResultChunks, resultFilesOf, withCollectDir } from '../collect-resu
 import type { ExceptionHistorySnapshot } from '../exception-history.js';
 import type { JobRecords } from '../job-records.js';
 import type { JobRunner } from '../job-runner.js';
+import { StoredJobs } from '../stored-jobs.js';
 
 /** What a Dispatcher needs from the leadership it serves clients for. */
 export interface DispatcherOptions {
@@ -43,8 +37,10 @@ export interface DispatcherOptions {
  */
 export class Dispatcher {
   private readonly expiry: PeriodicTask;
+  private readonly stored: StoredJobs;
 
   constructor(private readonly opts: DispatcherOptions) {
+    this.stored = new StoredJobs(opts.store, opts.records);
     // A job is removed between one and two sweeps after it expires; a minute at most keeps the
     // HA directory small without a key of its own.
     const retentionMs = opts.config.getDurationMs('jobstore.expiration-time');
@@ -84,76 +80,25 @@ export class Dispatcher {
   }
 
   async status(jobId: string): Promise<JobStatus> {
-    const { store, records, runner, epoch } = this.opts;
-    const live = runner.get(jobId);
+    const live = this.opts.runner.get(jobId);
     if (live) return live.status();
-    const final = await records.finalStatus(jobId);
-    if (final) return final;
-    const terminal = await store.getTerminalStatus(jobId).catch(() => undefined);
-    if (terminal) {
-      // No final status: a leader ended the job for a predecessor (it completed the commit the
-      // one before it started). The failovers the job went through are still its history.
-      const { graph } = await store.getJob(jobId);
-      return {
-        job_id: jobId,
-        name: graph.name,
-        state: terminal.state,
-        failure: terminal.failure ?? '',
-        finished_at_ms: terminal.finishedAtMs,
-        vertices: [],
-        recoveries: (await records.recoveries(jobId)).reports,
-      };
-    }
-    if (await store.hasJob(jobId)) {
-      // Stored and unfinished, but this new leader has not taken it over yet (it is still loading
-      // the job module, or taking over other jobs first): known, not lost.
-      const { graph } = await store.getJob(jobId);
-      return {
-        job_id: jobId,
-        name: graph.name,
-        state: 'CREATED',
-        submitted_at_ms: graph.submitted_at_ms,
-        leader_epoch: epoch,
-        vertices: [],
-      };
-    }
-    throw new JobNotFoundError(jobId);
+    // Stored and unfinished, but this new leader has not taken it over yet (it is still loading
+    // the job module, or taking over other jobs first): known, not lost.
+    return this.stored.status(jobId, { state: 'CREATED', leader_epoch: this.opts.epoch });
   }
 
   async list(): Promise<JobSummary[]> {
-    const { store, records, runner } = this.opts;
-    const out: JobSummary[] = [];
-    for (const s of await store.listJobs()) {
-      const live = runner.get(s.jobId);
-      let total = 0;
-      let finished = 0;
-      if (live) {
-        for (const ev of live.graph.allExecutionVertices()) {
-          total++;
-          if (ev.state === 'FINISHED') finished++;
-        }
-      } else if (s.status) {
-        // A terminal job's tasks are in its final status (a job listed 0/0 looked like it never ran).
-        for (const v of (await records.finalStatus(s.jobId))?.vertices ?? []) {
-          total += v.parallelism;
-          finished += v.tasks?.finished ?? 0;
-        }
+    return this.stored.list((jobId) => {
+      const live = this.opts.runner.get(jobId);
+      if (!live) return undefined;
+      let tasksTotal = 0;
+      let tasksFinished = 0;
+      for (const ev of live.graph.allExecutionVertices()) {
+        tasksTotal++;
+        if (ev.state === 'FINISHED') tasksFinished++;
       }
-      if (s.damage) {
-        out.push({ job_id: s.jobId, name: s.name, state: 'DAMAGED', error: s.damage });
-        continue;
-      }
-      out.push({
-        job_id: s.jobId,
-        name: s.name,
-        state: live ? live.status().state : (s.status?.state ?? 'CREATED'),
-        submitted_at_ms: s.submittedAtMs,
-        finished_at_ms: s.status?.finishedAtMs ?? 0,
-        tasks_total: total,
-        tasks_finished: finished,
-      });
-    }
-    return out;
+      return { state: live.status().state ?? 'CREATED', tasksTotal, tasksFinished };
+    }, 'CREATED');
   }
 
   async cancel(jobId: string): Promise<string> {

@@ -19,7 +19,7 @@ import {
   recoveryTimeline,
   taskManagerInfo,
 } from './flink-json.js';
-import type { LeaderView } from './leader-view.js';
+import type { JobsSource, LeaderView } from './leader-view.js';
 
 export class BadRequestError extends ReboundError {
   constructor(message: string) {
@@ -47,8 +47,8 @@ export function intParam(query: Record<string, unknown>, name: string, def: numb
 }
 
 /**
- * The JSON documents of the REST API, computed from the leader (live jobs) and the HA
- * directory (stored jobs, recovery reports, event logs). Shared by the routes and the live stream.
+ * The JSON documents of the REST API, computed from the leader (live jobs) or, with no leader
+ * to answer, the HA store, and from the HA directory (stored jobs, recovery reports, event logs). Shared by the routes and the live stream.
  */
 export class JobViews {
   readonly store: JobGraphStore;
@@ -69,8 +69,8 @@ export class JobViews {
   }
 
   /** Job graphs never change once stored: read each once. */
-  private async graph(leader: LeaderView, jobId: string): Promise<JobGraph__Output | undefined> {
-    const live = leader.graphOf(jobId);
+  private async graph(source: JobsSource, jobId: string): Promise<JobGraph__Output | undefined> {
+    const live = source.graphOf(jobId);
     if (live) return live;
     const cached = this.graphs.get(jobId);
     if (cached) return cached;
@@ -82,43 +82,43 @@ export class JobViews {
     return stored;
   }
 
-  async overview(leader: LeaderView): Promise<Record<string, unknown>> {
-    const jobs = await leader.list();
+  async overview(source: JobsSource): Promise<Record<string, unknown>> {
+    const jobs = await source.list();
     return clusterOverview(
-      leader.registry.overview(),
+      source.registry.overview(),
       jobs.map((j) => j.state ?? 'CREATED'),
     );
   }
 
-  async jobsOverview(leader: LeaderView): Promise<Record<string, unknown>> {
+  async jobsOverview(source: JobsSource): Promise<Record<string, unknown>> {
     const now = this.clock.now();
-    const live = new Set(leader.liveJobIds());
+    const live = new Set(source.liveJobIds());
     const jobs = [];
-    for (const s of await leader.list()) {
+    for (const s of await source.list()) {
       const id = s.job_id ?? '';
       // Live jobs carry per-state task counts; stored ones their final status (or only a summary).
-      const status = live.has(id) || s.state !== 'CREATED' ? await leader.status(id).catch(() => undefined) : undefined;
+      const status = live.has(id) || s.state !== 'CREATED' ? await source.status(id).catch(() => undefined) : undefined;
       jobs.push(status ? jobDetailsOverview(status, now) : jobSummaryOverview(s, now));
     }
     jobs.sort((a, b) => Number(b['start-time']) - Number(a['start-time']));
     return { jobs };
   }
 
-  async jobIds(leader: LeaderView): Promise<Record<string, unknown>> {
-    return { jobs: (await leader.list()).map((j) => ({ id: j.job_id, status: j.state })) };
+  async jobIds(source: JobsSource): Promise<Record<string, unknown>> {
+    return { jobs: (await source.list()).map((j) => ({ id: j.job_id, status: j.state })) };
   }
 
-  async job(leader: LeaderView, jobId: string): Promise<Record<string, unknown>> {
-    const status = await leader.status(jobId);
-    return jobDetailsInfo(status, await this.graph(leader, jobId), this.clock.now(), this.defaultMaxParallelism);
+  async job(source: JobsSource, jobId: string): Promise<Record<string, unknown>> {
+    const status = await source.status(jobId);
+    return jobDetailsInfo(status, await this.graph(source, jobId), this.clock.now(), this.defaultMaxParallelism);
   }
 
-  async exceptions(leader: LeaderView, jobId: string): Promise<Record<string, unknown>> {
-    return jobExceptions(await leader.status(jobId), await leader.exceptionHistory(jobId));
+  async exceptions(source: JobsSource, jobId: string): Promise<Record<string, unknown>> {
+    return jobExceptions(await source.status(jobId), await source.exceptionHistory(jobId));
   }
 
-  taskManagers(leader: LeaderView): Record<string, unknown> {
-    return { taskmanagers: leader.registry.overview().map(taskManagerInfo) };
+  taskManagers(source: JobsSource): Record<string, unknown> {
+    return { taskmanagers: source.registry.overview().map(taskManagerInfo) };
   }
 
   private async requireStored(jobId: string): Promise<void> {

@@ -18,7 +18,11 @@ export interface LeaderEndpoint {
 
 /** A standby cannot answer: no leader reachable in time, or the request was already proxied once. */
 export class LeaderProxyError extends ReboundError {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** Why the leader did not answer, in a few words (e.g. for an answer from the HA store instead). */
+    readonly reason: string,
+  ) {
     super(ErrorCode.UNAVAILABLE, message);
   }
 }
@@ -97,6 +101,7 @@ export class LeaderProxy {
         abort.abort(
           new LeaderProxyError(
             `JobMaster ${this.opts.selfId} is a standby and proxied ${what} to the leader ${leader.id} at ${leader.restUrl}, which did not answer within ${seconds(this.opts.timeoutMs)} (rest.proxy.timeout); retry shortly (a leader change may be under way)`,
+            `the leader ${leader.id} at ${leader.restUrl} did not answer within ${seconds(this.opts.timeoutMs)} (rest.proxy.timeout)`,
           ),
         ),
       this.opts.timeoutMs,
@@ -154,6 +159,7 @@ export class LeaderProxy {
       // The leader never redirects a proxied request (the marker): whatever did is not our leader.
       throw new LeaderProxyError(
         `JobMaster ${this.opts.selfId} proxied ${what} to ${leader.restUrl}, which answered a redirect; retry shortly`,
+        `the leader ${leader.id} at ${leader.restUrl} answered a redirect`,
       );
     }
     return reply.code(res.status).headers(passed).send(Buffer.from(body));
@@ -166,6 +172,7 @@ export class LeaderProxy {
     this.opts.logger.debug({ leader: leader.id, what, reason }, 'proxying a REST request to the leader failed');
     return new LeaderProxyError(
       `JobMaster ${this.opts.selfId} is a standby and could not reach the leader ${leader.id} at ${leader.restUrl} for ${what} (${printable(reason)}); retry shortly (a leader change may be under way)`,
+      `the leader ${leader.id} at ${leader.restUrl} could not be reached (${printable(reason)})`,
     );
   }
 }

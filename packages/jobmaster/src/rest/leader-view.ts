@@ -21,6 +21,15 @@ export interface LeaderView {
   shuffleWorkerOverview(): ShuffleWorkerInfo[];
 }
 
+/**
+ * What the job documents of the REST API are computed from: the leader, or on a standby with no
+ * leader to answer, the HA store (ha-store-jobs.ts).
+ */
+export type JobsSource = Pick<
+  LeaderView,
+  'registry' | 'list' | 'status' | 'graphOf' | 'exceptionHistory' | 'liveJobIds'
+>;
+
 export interface ShuffleWorkerInfo {
   readonly id: string;
   readonly address: string;

@@ -23,10 +23,11 @@ import { clusterView } from './cluster-view.js';
 import { REBOUND_VERSION } from './flink-json.js';
 import { BadRequestError, JobViews, intParam, parseJobId } from './job-views.js';
 import type { LeaderView } from './leader-view.js';
+import { standbyRouting } from './standby-routing.js';
 import { LiveStream } from './live-stream.js';
 import { hostAllowed, hostNameOf } from './request-guard.js';
 import { trustedEndpoints } from './trusted-endpoints.js';
-import { LeaderProxy, StandbyWriteError, isBrowserRequest, proxiedBy, type LeaderEndpoint } from './leader-proxy.js';
+import { LeaderProxy, StandbyWriteError } from './leader-proxy.js';
 import { createJobMasterMetrics } from './metrics.js';
 
 export interface RestServerOptions {
@@ -48,12 +49,6 @@ export interface RestServer {
   readonly port: number;
   readonly stream: LiveStream;
   close(): Promise<void>;
-}
-
-class NoLeaderError extends ReboundError {
-  constructor(message: string) {
-    super(ErrorCode.LEADER_NOT_FOUND, message);
-  }
 }
 
 function statusOf(err: unknown): number {
@@ -78,7 +73,8 @@ const WILDCARD = new Set(['0.0.0.0', '::', '']);
  * prefix, as Flink serves them), Rebound's recovery, event-log and cluster documents, and the live
  * stream. Every JobMaster serves it; a standby answers what it can from the HA directory and
  * proxies the rest of the reads to the leader (a browser gets a 307 there instead; see
- * leader-proxy.ts), so an API client gets the leader's answer from any JobMaster.
+ * leader-proxy.ts), so an API client gets the leader's answer from any JobMaster. While no
+ * leader answers, a standby answers the job documents from the HA store, marked as such.
  */
 export async function startRestServer(opts: RestServerOptions): Promise<RestServer> {
   const { config, id, clock } = opts;
@@ -210,47 +206,19 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
     void reply.code(404).send({ errors: [`Not found: ${req.method} ${pathOf(req.url)}`] });
   });
 
-  /** The leader and its REST URL, when another process leads and published one. */
-  const leaderEndpoint = async (): Promise<LeaderEndpoint | undefined> => {
-    const info = await opts.ha.getLeader().catch(() => undefined);
-    if (!info || info.jobmasterId === id) return undefined;
-    const restUrl = (await endpoints.read(info.jobmasterId).catch(() => undefined))?.restUrl;
-    return restUrl === undefined ? undefined : { id: info.jobmasterId, restUrl };
-  };
-  const proxy = new LeaderProxy({
-    selfId: id,
-    timeoutMs: config.getDurationMs('rest.proxy.timeout'),
-    credentials: () => security.httpHeaders(),
-    logger,
+  const { onLeader, onLeaderOrStore } = standbyRouting({
+    id,
+    ha: opts.ha,
+    endpoints,
+    leader: opts.leader,
+    clock,
+    proxy: new LeaderProxy({
+      selfId: id,
+      timeoutMs: config.getDurationMs('rest.proxy.timeout'),
+      credentials: () => security.httpHeaders(),
+      logger,
+    }),
   });
-
-  /**
-   * Runs `fn` on the leader. A standby proxies reads to the leader (browsers get a 307 instead,
-   * which keeps their session), refuses writes with the leader's address, and answers 503 when no
-   * leader is known or when the request was already proxied once (no second hop).
-   */
-  const onLeader =
-    <T>(fn: (l: LeaderView, req: FastifyRequest, reply: FastifyReply) => Promise<T> | T) =>
-    async (req: FastifyRequest, reply: FastifyReply): Promise<T | FastifyReply> => {
-      const l = opts.leader();
-      if (l) return fn(l, req, reply);
-      const via = proxiedBy(req);
-      if (via !== undefined)
-        throw new NoLeaderError(
-          `JobMaster ${id} got ${req.method} ${pathOf(req.url)} proxied by ${via} but is not the leader (leadership is changing); retry shortly`,
-        );
-      const leader = await leaderEndpoint();
-      if (leader) {
-        if (isBrowserRequest(req)) return reply.redirect(`${leader.restUrl}${req.url}`, 307);
-        if (req.method === 'GET' || req.method === 'HEAD') return proxy.forward(req, reply, leader);
-        throw new StandbyWriteError(
-          `JobMaster ${id} is a standby and proxies reads only: send ${req.method} ${pathOf(req.url)} to the leader ${leader.id} at ${leader.restUrl}`,
-        );
-      }
-      throw new NoLeaderError(
-        `JobMaster ${id} is not the leader and no leader is known right now; retry shortly (a standby takes over after the lease timeout)`,
-      );
-    };
 
   const jobIdOf = (req: FastifyRequest): string => parseJobId((req.params as { jobid: string }).jobid);
   const query = (req: FastifyRequest): Record<string, unknown> => (req.query ?? {}) as Record<string, unknown>;
@@ -266,23 +234,23 @@ export async function startRestServer(opts: RestServerOptions): Promise<RestServ
     }));
     r.get(
       '/overview',
-      onLeader((l) => views.overview(l)),
+      onLeaderOrStore((jobs) => views.overview(jobs)),
     );
     r.get(
       '/jobs',
-      onLeader((l) => views.jobIds(l)),
+      onLeaderOrStore((jobs) => views.jobIds(jobs)),
     );
     r.get(
       '/jobs/overview',
-      onLeader((l) => views.jobsOverview(l)),
+      onLeaderOrStore((jobs) => views.jobsOverview(jobs)),
     );
     r.get(
       '/jobs/:jobid',
-      onLeader((l, req) => views.job(l, jobIdOf(req))),
+      onLeaderOrStore((jobs, req) => views.job(jobs, jobIdOf(req))),
     );
     r.get(
       '/jobs/:jobid/exceptions',
-      onLeader((l, req) => views.exceptions(l, jobIdOf(req))),
+      onLeaderOrStore((jobs, req) => views.exceptions(jobs, jobIdOf(req))),
     );
     r.patch(
       '/jobs/:jobid',
