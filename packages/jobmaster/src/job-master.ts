@@ -44,6 +44,12 @@ import type { JobUserCode } from './user-code/job-user-code.js';
 export class JobMaster {
   graph: ExecutionGraph;
   state: JobState = 'CREATED';
+  /**
+   * RECONCILING, but the graph does not hold the replayed progress yet: every count in it is 0.
+   * The status says CREATED meanwhile, as before the job was restored, so that no view shows
+   * progress going back to nothing for the few milliseconds a replay takes.
+   */
+  private replaying = false;
   failure = '';
   finishedAtMs = 0;
   readonly notes: string[] = [];
@@ -172,7 +178,12 @@ export class JobMaster {
     try {
       if (await this.recovery.initialize(takeover)) {
         this.state = 'RECONCILING';
-        await this.recovery.startRecovering();
+        this.replaying = true;
+        try {
+          await this.recovery.startRecovering();
+        } finally {
+          this.replaying = false;
+        }
       }
       // Also after a recovery: a replay that kept no initialization of a source (its events
       // were cut off as a torn tail) must start that source afresh, as a new job would.
@@ -200,6 +211,10 @@ export class JobMaster {
 
   addNote(note: string): void {
     this.notes.push(note);
+  }
+
+  replayApplied(): void {
+    this.replaying = false;
   }
 
   /** A TaskManager registered with this leader. */
@@ -336,7 +351,7 @@ export class JobMaster {
     return buildJobStatus({
       jobId: this.jobId,
       name: this.name,
-      state: this.state,
+      state: this.replaying ? 'CREATED' : this.state,
       graph: this.graph,
       submittedAtMs: this.jobGraph.submitted_at_ms,
       finishedAtMs: this.finishedAtMs,

@@ -16,6 +16,8 @@ export interface RecoveringJob {
   restartFromScratch(): Promise<void>;
   /** A line for the job's status (`rebound status`). */
   addNote(note: string): void;
+  /** The graph holds the replayed progress now (or was started afresh): its counts may be shown. */
+  replayApplied(): void;
 }
 
 /**

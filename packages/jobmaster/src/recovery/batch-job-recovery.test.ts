@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defineJob, type OperatorCoordinator, type OperatorCoordinatorProvider } from '@rebound/api';
+import type { JobStatus } from '@rebound/core';
 import { until } from '../testing/fake-task-manager.js';
 import {
   InProcessLeaders,
@@ -234,6 +235,44 @@ describe('batch job recovery in one process', () => {
       'part 2 of epoch 2',
       'part 3 of epoch 2',
     ]);
+  });
+
+  /*
+   * Seen in the demo: a status read while the new leader replayed showed RECONCILING with every
+   * count at 0, "progress went back". Until the replay is applied the status says CREATED.
+   */
+  it('a status read while the new leader replays never shows less progress than the log holds', async () => {
+    const { graph, operators } = await graphOf(seqSum());
+    leaders = new InProcessLeaders(join(dir, 'ha'), graph, operators);
+    const l1 = await leaders.elect({ config: SMALL_TASKS });
+    const sources = await runSources(l1);
+    await until(() => l1.gateway.of(graph.vertices[1]!.id).length === 4, 'the sink stage to run');
+    await leaders.kill(l1);
+
+    // Every turn of the event loop while leader 2 starts: what `rebound status` would have read.
+    const seen: JobStatus[] = [];
+    let polling = true;
+    const l2 = await leaders.elect({
+      config: { ...SMALL_TASKS, ...RECONCILE },
+      retained: new Map([['tm-1', sources.map((d) => retainedPartitionOf(d))]]),
+      beforeStart: (job) => {
+        const poll = (): void => {
+          if (!polling) return;
+          seen.push(job.status());
+          setImmediate(poll);
+        };
+        poll();
+      },
+    });
+    polling = false;
+    seen.push(l2.job.status());
+    expect(l2.recoveries.at(-1)).toMatchObject({ partitions_reused: 4, restarted_from_scratch: false });
+    const finishedSources = (s: JobStatus) => s.vertices?.[0]?.tasks?.finished ?? 0;
+    const restored = seen.filter((s) => s.state !== 'CREATED');
+    // The replay was watched (it reads the log over several turns), and so was what followed it.
+    expect(seen.filter((s) => s.state === 'CREATED').length).toBeGreaterThan(1);
+    expect(restored.length).toBeGreaterThan(0);
+    expect(Math.min(...restored.map(finishedSources))).toBe(4);
   });
 
   /* Chaos etcd seed 5: the same TaskManager process registered again, holding its partitions. */

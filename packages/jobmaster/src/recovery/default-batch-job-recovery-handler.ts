@@ -122,6 +122,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     } catch (err) {
       return this.fallBackToScratch(report, `applying the replayed events failed: ${errorMessage(err)}`);
     }
+    this.ctx.job.replayApplied();
     this.ctx.crashPoints?.duringReconciling();
     const reconcileStart = this.ctx.clock.now();
     await this.reconciliation.reconcilePartitions(report);
@@ -142,6 +143,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     await this.ctx.events.stop(true);
     await this.ctx.events.start();
     await this.ctx.job.restartFromScratch();
+    this.ctx.job.replayApplied();
     this.startRecording();
     for (const tm of this.ctx.registry.all()) this.releaseJobOn(tm);
     await this.addRecoveryReport(report);

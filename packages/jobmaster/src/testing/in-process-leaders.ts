@@ -121,6 +121,8 @@ export interface LeaderOptions {
   readonly taskManagerDirectory?: TaskManagerDirectory;
   /** The leader's ShuffleMaster (a TaskManagerShuffleMaster by default), over its fake gateway. */
   readonly shuffleMaster?: (gateway: TaskExecutorGateway, epoch: number) => ShuffleMaster;
+  /** Called with the JobMaster before its start, e.g. to read its status while it restores the job. */
+  readonly beforeStart?: (job: JobMaster) => void;
 }
 
 /** Successive leaders of one job on one HA directory. */
@@ -205,6 +207,7 @@ export class InProcessLeaders {
     });
     const leader: Leader = { epoch, job, events, gateway, registry, recoveries, committed };
     this.leaders.push(leader);
+    opts.beforeStart?.(job);
     await job.start(epoch > 1);
     return leader;
   }
