@@ -124,6 +124,55 @@ describe('KeyedReducer.drainBatches', () => {
   });
 });
 
+describe('composeChain with flatMap', () => {
+  /** The records a chain of one flatMap(fn) hands to its sink, for inputs 1, 2, 3. */
+  async function flatMapped(fn: (n: number) => Iterable<unknown>): Promise<unknown[]> {
+    const def = defineJob('flat', (env) => {
+      env.generateSequence(1, 3).flatMap(fn).writeAsText('/tmp/unused');
+    });
+    const { operators } = await buildJob(def, []);
+    const ids = [...operators.values()].filter((t) => t.kind === 'flatMap').map((t) => t.id);
+    const out: unknown[] = [];
+    const chain = composeChain(operators, ids, (r) => out.push(r));
+    for (const n of [1, 2, 3]) chain.push(n);
+    return out;
+  }
+
+  it('emits what each iterable yields, in order: arrays, holes, generators, sets', async () => {
+    expect(await flatMapped((n) => Array.from({ length: n }, (_, i) => `${n}.${i}`))).toEqual([
+      '1.0',
+      '2.0',
+      '2.1',
+      '3.0',
+      '3.1',
+      '3.2',
+    ]);
+    // A hole is iterated as undefined, as for...of does.
+    const holey = (): unknown[] => {
+      const a = new Array<unknown>(2);
+      a[1] = 'b';
+      return a;
+    };
+    expect(await flatMapped((n) => (n === 2 ? holey() : []))).toEqual([undefined, 'b']);
+    expect(
+      await flatMapped(function* (n) {
+        yield n;
+        yield -n;
+      }),
+    ).toEqual([1, -1, 2, -2, 3, -3]);
+    expect(await flatMapped((n) => new Set([n, n, 0]))).toEqual([1, 0, 2, 0, 3, 0]);
+  });
+
+  it("goes through an Array subclass's own iterator", async () => {
+    class Backwards<T> extends Array<T> {
+      override *[Symbol.iterator](): ArrayIterator<T> {
+        for (let i = this.length - 1; i >= 0; i--) yield this[i]!;
+      }
+    }
+    expect(await flatMapped((n) => Backwards.from([n, n * 10]))).toEqual([10, 1, 20, 2, 30, 3]);
+  });
+});
+
 describe('composeChain with process operators', () => {
   async function chainOf(record: (event: string) => void) {
     const def = defineJob('process', (env) => {

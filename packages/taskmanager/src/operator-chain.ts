@@ -69,7 +69,15 @@ export function composeChain(
       case 'flatMap': {
         const fn = op.fn;
         next = (r) => {
-          for (const out of fn(r)) downstream(out);
+          const outs = fn(r);
+          // A plain array (the usual result: wordcount's match per line) by index: for...of
+          // measured ~4% more CPU per TaskManager on the 300k-word corpus. Anything else, an
+          // Array subclass with its own iterator included, through its iterator.
+          if (Array.isArray(outs) && Object.getPrototypeOf(outs) === Array.prototype) {
+            for (let i = 0; i < outs.length; i++) downstream(outs[i]);
+          } else {
+            for (const out of outs) downstream(out);
+          }
         };
         break;
       }
