@@ -132,11 +132,17 @@ describe('WorkerUserCode', () => {
     });
 
     it.each([
-      ['timer-throw', /crashed: .*chaos poison: the enumerator threw from a timer/],
-      ['split-exit', /called process\.exit\(3\)/],
-      ['split-alloc', /ran out of its heap \(jobmaster\.user-code\.heap-size 64 MiB\)/],
-    ])('%s: the job fails with the reason, and this process lives', async (poison, reason) => {
-      const { code, failed } = await runtime(poison);
+      ['timer-throw', /crashed: .*chaos poison: the enumerator threw from a timer/, {}],
+      ['split-exit', /called process\.exit\(3\)/, {}],
+      // A worker near its heap limit collects without pause and answers no ping: on a loaded machine
+      // the watchdog's 1 s came first (seen in CI), so this case gives the heap the time to run out.
+      [
+        'split-alloc',
+        /ran out of its heap \(jobmaster\.user-code\.heap-size 64 MiB\)/,
+        { 'jobmaster.user-code.call-timeout': '20 s' },
+      ],
+    ])('%s: the job fails with the reason, and this process lives', async (poison, reason, config) => {
+      const { code, failed } = await runtime(poison, config);
       const source = code.createSourceCoordinator(SOURCE, 'Source', 1);
       await source.start();
       if (poison !== 'timer-throw') await expect(source.requestSplit(0, 0)).rejects.toThrow(reason);
