@@ -239,5 +239,11 @@ describe('messageCodec', () => {
     for (let cut = 1; cut < valid.length; cut++) expect(() => codec.decode(valid.subarray(0, cut))).toThrow();
     // vertices (field 1) sent as a varint.
     expect(() => codec.decode(Buffer.from([1 << 3, 5]))).toThrow(/wire type/);
+    // A string sent as a varint, an int32 as a length-delimited field, a packed int64 as fixed32.
+    const id = messageCodec<object, unknown>('ExecutionVertexId');
+    expect(() => id.decode(Buffer.from([1 << 3, 5]))).toThrow(/ExecutionVertexId.vertex_id: wire type 0/);
+    expect(() => id.decode(Buffer.from([(2 << 3) | 2, 1, 0]))).toThrow(/ExecutionVertexId.subtask: wire type 2/);
+    const metrics = messageCodec<object, unknown>('IOMetrics');
+    expect(() => metrics.decode(Buffer.from([(5 << 3) | 5, 1, 2, 3, 4]))).toThrow(/subpartition_bytes: wire type 5/);
   });
 });
