@@ -12,8 +12,8 @@ const HAND_OVER_FRACTION = 4;
 
 /**
  * Batch buffers kept for reuse once the writer has written them. A fresh buffer of a megabyte
- * costs its page faults on first touch (about 1.5 ms per megabyte measured on a virtual machine:
- * a third of the time of appending the events that fill it); two cover the batches one flush
+ * costs its page faults on first touch (1.2-1.7 ms per megabyte measured, about a third of the
+ * time of appending the events that fill it); two cover the batches one flush
  * takes while appends go on.
  */
 const SPARE_BATCHES = 2;
