@@ -11,8 +11,11 @@
  * Replay reads the files back through a new JobMaster attempt's JobEventManager, decoding
  * every event fully, in this (warm) process with a no-op handler; and once per run in a fresh
  * process (replay-fresh.ts) with a handler that keeps state, as a new leader replays after a
- * failover: the figure a recovery actually gets. Targets are judged only at a load average up to
- * the number of cores (bench/load.ts).
+ * failover: the figure a recovery actually gets. Targets (issue 24, for 16 subpartitions): 1M
+ * durable appends/s, 2M replayed events/s warm, and 100,000 events/s in the fresh process (a job
+ * of 100,000 events replayed in under a second). They are judged only under the load rule of
+ * bench/load.ts (other processes took at most a quarter of a core during the whole run); the JSON
+ * records the load and `judged`, and a verdict of null means not judged.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
@@ -58,6 +61,8 @@ const { values } = parseArgs({
   },
 });
 const EVENTS = Number(values.events);
+/** The command that reproduces this run, recorded with its figures. */
+const COMMAND = ['npx tsx bench/event-store/run.ts', ...process.argv.slice(2)].join(' ');
 const RUNS = Number(values.runs);
 /** Subpartitions per finished event: 16 (a fixed-parallelism consumer) and 128 (the default max-parallelism, for adaptive consumers). */
 const SUBPARTITIONS = values.subpartitions ? [Number(values.subpartitions)] : [16, 128];
@@ -181,8 +186,11 @@ for (const subpartitions of SUBPARTITIONS) {
   });
 }
 
-const TARGET_APPENDS = 200_000;
-const TARGET_REPLAY = 500_000;
+// Issue 24: at least 1M durable appends/s and 2M replayed events/s (warm), and a job of 100,000
+// events replayed in under a second by a new leader (the fresh process).
+const TARGET_APPENDS = 1_000_000;
+const TARGET_REPLAY = 2_000_000;
+const TARGET_FRESH_REPLAY = 100_000;
 const rows = scenarios.flatMap((s) =>
   s.runs.map((r, i) => ({
     subpartitions: s.subpartitions,
@@ -204,22 +212,23 @@ const loadAfter = loadavg();
 const load = sampler.stop();
 console.log(
   `JobEventStore: ${EVENTS} events, 1 mb buffer, 1 s interval, durability fsync; ${cpus().length} CPUs, Node ${process.version}, dir ${baseDir}; ` +
-    `load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after (other processes compete for the CPUs when it is above ~1)`,
+    `load average ${loadBefore[0]!.toFixed(2)} before, ${loadAfter[0]!.toFixed(2)} after; other processes took ${load.foreignCores ?? '?'} cores ` +
+    `(targets judged at most ${load.maxForeignCores}): ${load.judged ? 'judged' : 'NOT JUDGED'}`,
 );
 console.table(rows);
 const verdicts = scenarios.map((s) => ({
   subpartitions: s.subpartitions,
   appends: judge(s.medianAppendsPerSec >= TARGET_APPENDS, load),
-  // Judged on the fresh-process replay: the warm, no-op one is what a recovery never gets.
-  replay: judge(s.medianFreshReplayPerSec >= TARGET_REPLAY, load),
   warmReplay: judge(s.medianReplayPerSec >= TARGET_REPLAY, load),
+  // What a recovery gets: cold code, a handler that keeps state.
+  freshReplay: judge(s.medianFreshReplayPerSec >= TARGET_FRESH_REPLAY, load),
 }));
 for (const [i, s] of scenarios.entries()) {
   const v = verdicts[i]!;
   console.log(
     `${s.subpartitions} subpartitions/event: median ${s.medianAppendsPerSec} appends/s (target ${TARGET_APPENDS}: ${verdictText(v.appends, load)}), ` +
-      `median ${s.medianFreshReplayPerSec} replayed events/s in a fresh process (target ${TARGET_REPLAY}: ${verdictText(v.replay, load)}; ` +
-      `warm, no-op handler: ${s.medianReplayPerSec}), ` +
+      `median ${s.medianReplayPerSec} replayed events/s warm (target ${TARGET_REPLAY}: ${verdictText(v.warmReplay, load)}), ` +
+      `${s.medianFreshReplayPerSec} in a fresh process with a stateful handler (target ${TARGET_FRESH_REPLAY}: ${verdictText(v.freshReplay, load)}), ` +
       `${s.runs[0]!.fsyncs} fsyncs; per CPU-second: ${s.medianAppendsPerCpuSec} appends, ${s.medianReplayPerCpuSec} replayed events`,
   );
 }
@@ -231,22 +240,24 @@ await writeFile(
   `${JSON.stringify(
     {
       benchmark: 'event-store',
+      command: COMMAND,
       at: new Date().toISOString(),
       node: process.version,
       cpus: cpus().length,
       cpuModel: cpus()[0]?.model,
       directory: baseDir,
-      loadAverage: {
-        before: loadBefore,
-        after: loadAfter,
-        max1m: load.max,
-        samples: load.samples,
-        maxForTargets: load.maxLoadForTargets,
-      },
-      // null: not judged (the load average went above maxForTargets during the measurement).
+      loadAverage: { before: loadBefore, after: loadAfter },
+      // The load rule of bench/load.ts: CPU of other processes during the whole measurement.
+      load,
+      judged: load.judged,
+      // null: not judged (other processes took more CPU than the load rule allows).
       targetsMet: verdicts,
       settings: { writeBufferSize: '1 mb', flushInterval: '1 s', durability: 'fsync', yieldEvery: YIELD_EVERY },
-      targets: { appendsPerSec: TARGET_APPENDS, replayEventsPerSec: TARGET_REPLAY },
+      targets: {
+        appendsPerSec: TARGET_APPENDS,
+        replayEventsPerSec: TARGET_REPLAY,
+        freshReplayEventsPerSec: TARGET_FRESH_REPLAY,
+      },
       scenarios,
     },
     null,

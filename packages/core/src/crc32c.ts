@@ -60,11 +60,17 @@ const WORD_PATH_MIN_BYTES = 64;
 // The Int32Array view of the last buffer checksummed: replay checksums thousands of records of
 // one read window in a row, and a new view per record would cost more than its checksum.
 // Holds a reference to at most that one buffer.
+let viewedArray: Uint8Array | undefined;
 let viewedBuffer: ArrayBufferLike | undefined;
 let wordView: Int32Array | undefined;
 
-/** Words of `buffer`, or undefined for a buffer whose length can change under a fixed view. */
-function wordsOf(buffer: ArrayBufferLike): Int32Array | undefined {
+/** Words of `data`'s buffer, or undefined for a buffer whose length can change under a fixed view. */
+function wordsOf(data: Uint8Array): Int32Array | undefined {
+  // The same array again (a read window, a write batch): no need to ask for its buffer, which
+  // is a call into the runtime.
+  if (data === viewedArray) return wordView;
+  viewedArray = data;
+  const buffer = data.buffer;
   if (buffer !== viewedBuffer) {
     const b = buffer as { resizable?: boolean; growable?: boolean };
     wordView =
@@ -79,7 +85,7 @@ function wordsOf(buffer: ArrayBufferLike): Int32Array | undefined {
  * bytes; 0 to begin). Returns an unsigned 32-bit number.
  */
 export function crc32c(data: Uint8Array, start = 0, end = data.length, crc = 0): number {
-  const words = LITTLE_ENDIAN && end - start >= WORD_PATH_MIN_BYTES ? wordsOf(data.buffer) : undefined;
+  const words = LITTLE_ENDIAN && end - start >= WORD_PATH_MIN_BYTES ? wordsOf(data) : undefined;
   return ~(words === undefined ? bytewise(data, start, end, ~crc) : wordwise(data, words, start, end, ~crc)) >>> 0;
 }
 

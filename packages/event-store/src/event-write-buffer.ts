@@ -1,5 +1,5 @@
 import { crc32c, type Clock } from '@rebound/core';
-import { CRC_BYTES, RECORD_HEADER_BYTES, writeRecordHeader } from './format.js';
+import { CRC_BYTES, RECORD_HEADER_BYTES, readUInt32BE, writeRecordHeader, writeUInt32BE } from './format.js';
 import { JOB_EVENT_TYPES, jobEventCodec, type JobEvent } from './job-event.js';
 import { ProtoWriter } from './proto-codec.js';
 
@@ -9,6 +9,14 @@ export type WriteQueueItem = Buffer | typeof CUT;
 
 /** Chunks at least this full are handed to the writer as they are; smaller ones are copied out. */
 const HAND_OVER_FRACTION = 4;
+
+/**
+ * Batch buffers kept for reuse once the writer has written them. A fresh buffer of a megabyte
+ * costs its page faults on first touch (1.2-1.7 ms per megabyte measured, about a third of the
+ * time of appending the events that fill it); two cover the batches one flush
+ * takes while appends go on.
+ */
+const SPARE_BATCHES = 2;
 
 /** An appended frame's length, and whether to write now or let the flush interval decide. */
 export interface AppendResult {
@@ -28,6 +36,16 @@ export class EventWriteBuffer {
   private queue: WriteQueueItem[] = [];
   private queuedBytes = 0;
   private queuedEvents = 0;
+  /** Batches whose buffers are in the queue, handed over as they are. */
+  private queuedBatches: ProtoWriter[] = [];
+  private readonly spare: ProtoWriter[] = [];
+  /**
+   * Starts of the batch's frames whose CRC is not written yet. Checksumming a frame right after
+   * encoding it costs more than checksumming the same frames later (measured: encode 631 ns and
+   * CRC 149 ns per event apart, 953 ns interleaved; the CRC reads back bytes just stored), so the
+   * CRCs of a batch are written when it is sealed.
+   */
+  private unchecked: number[] = [];
 
   constructor(
     private readonly writeBufferSize: number,
@@ -57,12 +75,12 @@ export class EventWriteBuffer {
       const payloadLength = w.pos - frameStart - RECORD_HEADER_BYTES;
       w.ensure(CRC_BYTES);
       writeRecordHeader(w.buf, frameStart, spec.id, payloadLength, this.clock.now());
-      w.buf.writeUInt32BE(crc32c(w.buf, frameStart, w.pos), w.pos);
       w.pos += CRC_BYTES;
     } catch (err) {
       w.pos = frameStart;
       throw err;
     }
+    this.unchecked.push(frameStart);
     this.batchEvents++;
     const frameLength = w.pos - frameStart;
     let flush = cutBlock;
@@ -88,30 +106,59 @@ export class EventWriteBuffer {
     this.queue.push(CUT);
   }
 
-  /** Everything buffered, for the writer: the queue items and how many events they hold. */
-  take(): { items: WriteQueueItem[]; events: number } {
+  /**
+   * Everything buffered, for the writer: the queue items and how many events they hold. Give
+   * `batches` back through `recycle` once no write uses the items any more.
+   */
+  take(): { items: WriteQueueItem[]; events: number; batches: readonly ProtoWriter[] } {
     this.seal();
     const items = this.queue;
     const events = this.queuedEvents;
+    const batches = this.queuedBatches;
     this.queue = [];
     this.queuedBytes = 0;
     this.queuedEvents = 0;
-    return { items, events };
+    this.queuedBatches = [];
+    return { items, events, batches };
+  }
+
+  /** Takes back the batches of a `take` whose items are written (or dropped): their buffers are free. */
+  recycle(batches: readonly ProtoWriter[]): void {
+    for (const w of batches) {
+      if (this.spare.length >= SPARE_BATCHES) return;
+      // A batch that grew for an oversized frame is not kept.
+      if (w.buf.length > this.batchCapacity()) continue;
+      w.reset();
+      this.spare.push(w);
+    }
   }
 
   /** Forgets everything buffered; returns how many events that was. */
   drop(): number {
     const dropped = this.queuedEvents + this.batchEvents;
+    this.recycle(this.queuedBatches);
     this.queue = [];
     this.queuedBytes = 0;
     this.queuedEvents = 0;
+    this.queuedBatches = [];
     this.batch.reset();
+    this.unchecked.length = 0;
     this.batchEvents = 0;
     return dropped;
   }
 
+  private batchCapacity(): number {
+    return Math.min(this.writeBufferSize, 4 * 1024 * 1024) + 1024;
+  }
+
   private newBatch(): ProtoWriter {
-    return new ProtoWriter(Math.min(this.writeBufferSize, 4 * 1024 * 1024) + 1024);
+    return this.spare.pop() ?? new ProtoWriter(this.batchCapacity());
+  }
+
+  /** Hands the current batch's buffer over with the queue and starts a new batch. */
+  private handOver(): void {
+    this.queuedBatches.push(this.batch);
+    this.batch = this.newBatch();
   }
 
   /**
@@ -121,20 +168,33 @@ export class EventWriteBuffer {
   private seal(splitAt?: number): void {
     const w = this.batch;
     if (w.pos === 0) return;
+    this.writeChecksums();
     if (splitAt !== undefined && splitAt > 0 && splitAt < w.pos) {
       this.pushChunk(w.buf.subarray(0, splitAt), 0);
       this.pushChunk(w.buf.subarray(splitAt, w.pos), 0);
       this.queuedEvents += this.batchEvents;
-      this.batch = this.newBatch();
+      this.handOver();
     } else if (w.pos * HAND_OVER_FRACTION >= this.writeBufferSize || w.buf.length > 2 * this.writeBufferSize + 1024) {
       this.pushChunk(w.buf.subarray(0, w.pos), this.batchEvents);
-      this.batch = this.newBatch();
+      this.handOver();
     } else {
       // Little in it (an interval flush): copy it out and keep reusing the buffer.
       this.pushChunk(Buffer.from(w.buf.subarray(0, w.pos)), this.batchEvents);
       w.reset();
     }
     this.batchEvents = 0;
+  }
+
+  /** Writes the CRC of every frame of the batch that has none yet. */
+  private writeChecksums(): void {
+    const b = this.batch.buf;
+    const starts = this.unchecked;
+    for (let i = 0; i < starts.length; i++) {
+      const start = starts[i]!;
+      const crcAt = start + RECORD_HEADER_BYTES + readUInt32BE(b, start + 4);
+      writeUInt32BE(b, crcAt, crc32c(b, start, crcAt));
+    }
+    starts.length = 0;
   }
 
   private pushChunk(chunk: Buffer, events: number): void {

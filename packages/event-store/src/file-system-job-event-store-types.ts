@@ -4,6 +4,7 @@ import type { JobEventStoreDurability } from './options.js';
 
 /** The part of a file handle the writer uses; injectable to simulate a full disk. */
 export interface EventFileHandle {
+  /** The buffers are reused for new events once the returned promise settles. */
   writev(buffers: Buffer[]): Promise<{ bytesWritten: number }>;
   datasync(): Promise<void>;
   stat(): Promise<{ nlink: number }>;

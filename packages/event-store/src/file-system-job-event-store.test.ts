@@ -248,6 +248,46 @@ describe('FileSystemJobEventStore', () => {
     await store.stop(false);
   });
 
+  it('keeps every buffered event intact while earlier ones are still being written', async () => {
+    // Written buffers are reused for new events: a write that is slow to complete must still
+    // write what was buffered when it started, however much is appended meanwhile.
+    let entered!: () => void;
+    const writing = new Promise<void>((r) => (entered = r));
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const store = newStore(1, {
+      writeBufferSize: 2048,
+      flushIntervalMs: 60_000,
+      openExclusive: async (path) => {
+        const fh = await open(path, 'wx');
+        const handle: EventFileHandle = {
+          writev: async (buffers) => {
+            entered();
+            await released;
+            return fh.writev(buffers);
+          },
+          datasync: () => fh.datasync(),
+          stat: () => fh.stat(),
+          close: () => fh.close(),
+        };
+        return handle;
+      },
+    });
+    await store.start();
+    const events: JobEvent[] = [];
+    for (let s = 0; events.length < 400; s++) events.push(finishedEvent(0, s, { subpartitions: 4 }));
+    for (const e of events.slice(0, 40)) store.writeEvent(e);
+    await writing;
+    // Many buffers' worth while the first write waits.
+    for (const e of events.slice(40)) store.writeEvent(e);
+    release();
+    await store.stop(false);
+    expect(store.stats()).toMatchObject({ eventsWritten: 400, eventsDropped: 0 });
+    const { events: replayed, report } = await replayDir();
+    expect(report.tornTails).toEqual([]);
+    expect(replayed.map((r) => r.event)).toEqual(events.map(decodedForm));
+  });
+
   it('does not fsync with durability flush', async () => {
     const store = newStore(1, { durability: 'flush' });
     await store.start();

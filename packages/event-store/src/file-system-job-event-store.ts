@@ -230,7 +230,7 @@ export class FileSystemJobEventStore implements JobEventStore {
   private async flushOnce(): Promise<void> {
     if (this.state !== 'running') return;
     this.flushes.cancelTimer();
-    const { items, events } = this.buffer.take();
+    const { items, events, batches } = this.buffer.take();
     if (items.length === 0) return;
     try {
       const leaderEpoch = await this.options.currentLeaderEpoch();
@@ -263,6 +263,9 @@ export class FileSystemJobEventStore implements JobEventStore {
     } catch (err) {
       this.counters.eventsDropped += events;
       this.fail(err, 'cannot write job events');
+    } finally {
+      // Every write of the items has settled: their buffers can take new events.
+      this.buffer.recycle(batches);
     }
   }
 

@@ -95,10 +95,18 @@ export function writeRecordHeader(
   buf[pos + 1] = PAYLOAD_VERSION;
   buf[pos + 2] = 0;
   buf[pos + 3] = 0;
-  buf.writeUInt32BE(payloadLength, pos + 4);
+  writeUInt32BE(buf, pos + 4, payloadLength);
   const ms = Math.max(0, Math.floor(writtenAtMs));
-  buf.writeUInt32BE(Math.floor(ms / TWO_32) >>> 0, pos + 8);
-  buf.writeUInt32BE(ms >>> 0, pos + 12);
+  writeUInt32BE(buf, pos + 8, Math.floor(ms / TWO_32));
+  writeUInt32BE(buf, pos + 12, ms);
+}
+
+/** Writes the low 32 bits of `v` at `b[p]`, big-endian (unchecked: the caller made room). */
+export function writeUInt32BE(b: Uint8Array, p: number, v: number): void {
+  b[p] = v >>> 24;
+  b[p + 1] = v >>> 16;
+  b[p + 2] = v >>> 8;
+  b[p + 3] = v;
 }
 
 export function readUInt32BE(b: Uint8Array, p: number): number {

@@ -171,6 +171,38 @@ describe('messageCodec', () => {
     }
   });
 
+  it('tells apart cached strings of every length that differ in a single byte', () => {
+    const codec = messageCodec<object, unknown>('ExecutionVertexId');
+    // Near-duplicates of each length up to past the cache's limit, in a fixed shuffled order:
+    // enough of them share a cache slot that each byte position is compared against a string
+    // that differs only there.
+    let seed = 24;
+    const next = (n: number): number => {
+      seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+      return (seed >>> 8) % n;
+    };
+    const ids: string[] = [];
+    for (let len = 1; len <= 52; len++) {
+      const base = Array.from({ length: len }, () => String.fromCharCode(97 + next(26))).join('');
+      for (let v = 0; v < 120; v++) {
+        const at = next(len);
+        ids.push(base.slice(0, at) + String.fromCharCode(65 + next(26)) + base.slice(at + 1));
+      }
+    }
+    for (let i = ids.length - 1; i > 0; i--) {
+      const j = next(i + 1);
+      [ids[i], ids[j]] = [ids[j]!, ids[i]!];
+    }
+    const encoded = ids.map((id, i) => encodeMessage('ExecutionVertexId', { vertex_id: id, subtask: i }));
+    for (let round = 0; round < 3; round++) {
+      const wrong = encoded.flatMap((bytes, i) => {
+        const got = (codec.decode(bytes) as { vertex_id: string }).vertex_id;
+        return got === ids[i] ? [] : [`${ids[i]} decoded as ${got}`];
+      });
+      expect(wrong).toEqual([]);
+    }
+  });
+
   it('reads packed int64 runs mixed with unpacked elements and values beyond 2^53 as protobufjs does', () => {
     const codec = messageCodec<object, unknown>('IOMetrics');
     const packed = Buffer.from(encodeMessage('IOMetrics', { subpartition_bytes: [1, 2 ** 40, -3, 127, 128, 2 ** 28] }));
@@ -207,5 +239,11 @@ describe('messageCodec', () => {
     for (let cut = 1; cut < valid.length; cut++) expect(() => codec.decode(valid.subarray(0, cut))).toThrow();
     // vertices (field 1) sent as a varint.
     expect(() => codec.decode(Buffer.from([1 << 3, 5]))).toThrow(/wire type/);
+    // A string sent as a varint, an int32 as a length-delimited field, a packed int64 as fixed32.
+    const id = messageCodec<object, unknown>('ExecutionVertexId');
+    expect(() => id.decode(Buffer.from([1 << 3, 5]))).toThrow(/ExecutionVertexId.vertex_id: wire type 0/);
+    expect(() => id.decode(Buffer.from([(2 << 3) | 2, 1, 0]))).toThrow(/ExecutionVertexId.subtask: wire type 2/);
+    const metrics = messageCodec<object, unknown>('IOMetrics');
+    expect(() => metrics.decode(Buffer.from([(5 << 3) | 5, 1, 2, 3, 4]))).toThrow(/subpartition_bytes: wire type 5/);
   });
 });

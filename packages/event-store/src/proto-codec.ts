@@ -1,7 +1,7 @@
 import { decodeMessage, encodeMessage, protobufRoot } from '@rebound/core';
 import { compiledCodec } from './proto-codegen.js';
 import { fullySupported, planFor } from './proto-plan.js';
-import { EMPTY_BUFFER, sharedReader } from './proto-wire-reader.js';
+import { sharedReader } from './proto-wire-reader.js';
 import { ProtoWriter, type Utf8Buffer } from './proto-wire-writer.js';
 
 export { ProtoWriter } from './proto-wire-writer.js';
@@ -59,12 +59,8 @@ export function messageCodec<In extends object, Out>(typeName: string, forceGene
       },
       decode(bytes, start = 0, end = bytes.length) {
         const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-        try {
-          return decodeFields(sharedReader.reset(buf as Utf8Buffer, start, end), end) as Out;
-        } finally {
-          // Not to keep a read window alive between decodes.
-          sharedReader.buf = EMPTY_BUFFER as Utf8Buffer;
-        }
+        // The reader keeps the last buffer (a replay's read window) until it reads another one.
+        return decodeFields(sharedReader.reset(buf as Utf8Buffer, start, end), end) as Out;
       },
     };
   } else {

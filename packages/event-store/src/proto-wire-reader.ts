@@ -11,6 +11,14 @@ const TWO_28 = 268435456;
 export class ProtoDecodeError extends Error {}
 
 export class ProtoReader {
+  /**
+   * A DataView of `buf`'s memory, for reading strings four bytes at a time; kept while the reader
+   * is reset to the same buffer (replay decodes every record of a read window from one Buffer).
+   * It holds on to the last buffer read, as crc32c's word view does.
+   */
+  private view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+  private viewed: Uint8Array | undefined;
+
   constructor(
     public buf: Utf8Buffer,
     public pos: number,
@@ -188,7 +196,12 @@ export class ProtoReader {
     const len = end - start;
     if (len === 0) return '';
     if (len > INTERN_MAX_BYTES) return this.buf.utf8Slice(start, end);
-    return internedString(this.buf, start, end);
+    const b = this.buf;
+    if (b !== this.viewed) {
+      this.viewed = b;
+      this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    }
+    return internedString(b, this.view, start, end);
   }
 
   /** A copy: the decoded message must not alias a read buffer that is reused. */
@@ -235,26 +248,45 @@ export const sharedReader = new ProtoReader(Buffer.alloc(0) as Utf8Buffer, 0, 0)
 // Short strings repeat across a job's events (vertex, TaskManager and job ids, addresses):
 // a small direct-mapped cache from bytes to the decoded string saves a call into C++ and an
 // allocation per field on replay. Equal bytes always decode to an equal string, so a hit is
-// exactly what utf8Slice would have returned; a collision merely evicts.
+// exactly what utf8Slice would have returned; a collision merely evicts. Bytes are hashed and
+// compared four at a time (unaligned little-endian words through DataViews, the last word
+// overlapping the one before): a third of the cost of doing it byte by byte, and strings were
+// a third of the cost of decoding a finished event.
 const INTERN_SLOTS = 2048;
 const INTERN_MAX_BYTES = 48;
 const internBytes = new Uint8Array(INTERN_SLOTS * INTERN_MAX_BYTES);
+const internView = new DataView(internBytes.buffer);
 const internLength = new Int32Array(INTERN_SLOTS).fill(-1);
 const internText: string[] = new Array<string>(INTERN_SLOTS).fill('');
 
-function internedString(b: Utf8Buffer, start: number, end: number): string {
+function internedString(b: Utf8Buffer, view: DataView<ArrayBufferLike>, start: number, end: number): string {
   const len = end - start;
-  // Hashes at most the first and last 8 bytes (ids differ at their ends): bounded work per field.
   let h = Math.imul(len, 0x9e3779b1);
-  const headEnd = len > 8 ? start + 8 : end;
-  for (let i = start; i < headEnd; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-  for (let i = len > 16 ? end - 8 : headEnd; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-  const slot = (h ^ (h >>> 16)) & (INTERN_SLOTS - 1);
-  const base = slot * INTERN_MAX_BYTES;
-  if (internLength[slot] === len) {
-    let i = 0;
-    while (i < len && internBytes[base + i] === b[start + i]) i++;
-    if (i === len) return internText[slot]!;
+  let slot: number;
+  let base: number;
+  if (len >= 4) {
+    const last = end - 4;
+    for (let i = start; i < last; i += 4) h = Math.imul(h ^ view.getInt32(i, true), 0x01000193);
+    h = Math.imul(h ^ view.getInt32(last, true), 0x85ebca6b);
+    slot = (h ^ (h >>> 15)) & (INTERN_SLOTS - 1);
+    base = slot * INTERN_MAX_BYTES;
+    if (internLength[slot] === len) {
+      const lastAt = len - 4;
+      let i = 0;
+      while (i < lastAt && view.getInt32(start + i, true) === internView.getInt32(base + i, true)) i += 4;
+      if (i >= lastAt && view.getInt32(last, true) === internView.getInt32(base + lastAt, true)) {
+        return internText[slot]!;
+      }
+    }
+  } else {
+    for (let i = start; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+    slot = (h ^ (h >>> 15)) & (INTERN_SLOTS - 1);
+    base = slot * INTERN_MAX_BYTES;
+    if (internLength[slot] === len) {
+      let i = 0;
+      while (i < len && internBytes[base + i] === b[start + i]) i++;
+      if (i === len) return internText[slot]!;
+    }
   }
   const s = b.utf8Slice(start, end);
   for (let i = 0; i < len; i++) internBytes[base + i] = b[start + i]!;
