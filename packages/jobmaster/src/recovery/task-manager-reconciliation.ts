@@ -1,20 +1,13 @@
-import { errorMessage, partitionKey } from '@rebound/core';
+import { errorMessage } from '@rebound/core';
 import type { HeldTask__Output, RecoveryReport, ResultPartitionId } from '@rebound/core';
 import type { PartitionHolder, PartitionWithMetrics } from '../shuffle/shuffle-master.js';
-import type { ExecutionVertex } from '../execution-graph.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
 import type { BatchJobRecoveryContext } from './batch-job-recovery-context.js';
+import { FinishedOutputs, type FinishedOutput } from './finished-outputs.js';
 import { PartitionReconciliation } from './partition-reconciliation.js';
 import { releaseRetainedOfLateTaskManager, releaseUntracked } from './retained-partitions.js';
 import { ReconnectSettlement } from './reconnect-settlement.js';
 import { TaskAdoption, type ReportedTask } from './task-adoption.js';
-
-/** A finished execution's partition as the reconciliation follows it. */
-interface FinishedOutput {
-  readonly ev: ExecutionVertex;
-  /** Ids of the holders the execution wrote it to. */
-  readonly holders: readonly string[];
-}
 
 /**
  * A recovered job's reconciliation with what the TaskManagers (and shuffle workers) kept through
@@ -50,7 +43,7 @@ export class TaskManagerReconciliation {
     const graph = this.ctx.job.graph;
     const shuffleMaster = this.ctx.shuffleMaster;
     const jobId = this.ctx.job.jobId;
-    let { recovered, needed } = this.finishedOutputs();
+    let outputs = FinishedOutputs.of(graph, shuffleMaster);
     const timeoutMs = this.ctx.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
     const adoption = this.keepRunning ? new TaskAdoption() : undefined;
     // The attempts that may be running somewhere: unfinished subtasks whose inputs are all there.
@@ -66,13 +59,13 @@ export class TaskManagerReconciliation {
         // The TaskManagers the log names: where its finished executions ran.
         ...this.finishedLocations(),
         // And the holders that keep the needed partitions (shuffle workers, with remote shuffle).
-        ...new Set([...needed.values()].flatMap((o) => o.holders)),
+        ...outputs.neededHolders(),
       ].filter((id) => id !== ''),
       this.ctx.taskManagerDirectory,
       this.ctx.logger,
     );
     const rec = new PartitionReconciliation(
-      new Map([...needed].map(([key, o]) => [key, o.holders])),
+      outputs,
       awaited,
       (key) => adoption?.hasReport(key) ?? true,
       () => settlement.allSettled(),
@@ -104,35 +97,39 @@ export class TaskManagerReconciliation {
     if (adoption) this.adoptReportedTasks(adoption, report);
     // Counted anew: adoption may have finished producers, and the ShuffleMaster has learnt where
     // partitions are kept.
-    ({ recovered, needed } = this.finishedOutputs());
+    outputs = FinishedOutputs.of(graph, shuffleMaster);
 
     const reports = await shuffleMaster.getAllPartitionWithMetrics(jobId);
     let reused = 0;
     let reusedBytes = 0;
     let releasedBytes = 0;
-    const reusedKeys = new Set<string>();
+    const reusedOutputs = new Set<FinishedOutput>();
     let reusedOnWorkers = 0;
     const release = new Map<string, { holder: PartitionHolder; ids: ResultPartitionId[] }>();
     for (const r of reports) {
-      const key = partitionKey(r.partition.partition_id!);
-      const output = recovered.get(key);
+      const output = outputs.find(r.partition.partition_id!);
       // Only a copy on a holder the finished execution wrote to is that execution's output.
-      const ev = output?.holders.includes(r.holder.id) ? output.ev : undefined;
+      const own = output?.holders.includes(r.holder.id) ? output : undefined;
       const bytes = r.partition.total_bytes;
       // A TaskManager shuffle partition is read where it was found; a shuffle worker's address is
       // the ShuffleMaster's to know.
-      if (ev && r.holder.kind === 'taskmanager') {
-        ev.location = { task_manager_id: r.holder.id, address: r.holder.address };
+      const location = own?.ev.location;
+      if (
+        own &&
+        r.holder.kind === 'taskmanager' &&
+        (location?.task_manager_id !== r.holder.id || location.address !== r.holder.address)
+      ) {
+        own.ev.location = { task_manager_id: r.holder.id, address: r.holder.address };
       }
-      if (ev && needed.has(key)) {
+      if (own?.needed) {
         // Replicas report the same partition: it is reused once.
-        if (!reusedKeys.has(key)) {
-          reusedKeys.add(key);
+        if (!reusedOutputs.has(own)) {
+          reusedOutputs.add(own);
           reusedBytes += bytes;
           reused++;
           if (r.holder.kind === 'shuffle-worker') reusedOnWorkers++;
         }
-      } else if (ev) {
+      } else if (own) {
         // Kept as a finished execution's output, though no consumer needs it any more.
       } else {
         releasedBytes += bytes;
@@ -151,9 +148,7 @@ export class TaskManagerReconciliation {
           ),
       ),
     );
-    const missing = [...needed]
-      .filter(([key, o]) => !o.holders.some((id) => rec.reportedBy(key, id)))
-      .map(([, o]) => o.ev);
+    const missing = outputs.needed.filter((o) => !o.holders.some((id) => rec.reportedBy(o, id))).map((o) => o.ev);
     report.partitions_reused = reused;
     report.partitions_reused_on_shuffle_workers = reusedOnWorkers;
     report.partition_bytes_reused = reusedBytes;
@@ -161,7 +156,7 @@ export class TaskManagerReconciliation {
     report.partition_bytes_released = releasedBytes;
     report.partitions_missing = missing.length;
     this.ctx.logger.info(
-      { needed: needed.size, reused, released: report.partitions_released, missing: missing.length },
+      { needed: outputs.needed.length, reused, released: report.partitions_released, missing: missing.length },
       'partitions reconciled',
     );
     if (missing.length > 0) {
@@ -172,33 +167,6 @@ export class TaskManagerReconciliation {
       coordinators.afterSourceResets(graph, toReset);
       report.executions_reset = (report.executions_reset ?? 0) + toReset.length;
     }
-  }
-
-  /**
-   * The finished executions whose partitions a consumer reads, by partition key (`recovered`), with
-   * the holders that keep each (its TaskManager, or the shuffle workers it wrote to), and those a
-   * consumer that has not finished still needs (`needed`). Each key and holder list is made once:
-   * a new leader runs this over every finished execution of the job (10,000 in bench/recovery).
-   */
-  private finishedOutputs(): { recovered: Map<string, FinishedOutput>; needed: Map<string, FinishedOutput> } {
-    const shuffleMaster = this.ctx.shuffleMaster;
-    const jobId = this.ctx.job.jobId;
-    const recovered = new Map<string, FinishedOutput>();
-    const needed = new Map<string, FinishedOutput>();
-    for (const ejv of this.ctx.job.graph.vertices) {
-      if (ejv.consumers.length === 0) continue;
-      const stillRead = ejv.consumers.some((c) => !c.isFinished());
-      for (const ev of ejv.vertices) {
-        if (ev.state !== 'FINISHED') continue;
-        const partition = ev.partitionId();
-        const holders = ev.location ? shuffleMaster.holdersOf(jobId, partition, ev.location).map((h) => h.id) : [];
-        const output = { ev, holders };
-        const key = partitionKey(partition);
-        recovered.set(key, output);
-        if (stillRead) needed.set(key, output);
-      }
-    }
-    return { recovered, needed };
   }
 
   /** The TaskManagers where the log says finished executions ran. */
