@@ -1,5 +1,11 @@
 import { errorMessage } from '@rebound/core';
-import type { HeldTask__Output, RecoveryReport, ResultPartitionId } from '@rebound/core';
+import type {
+  GetPartitionsRequest,
+  GetPartitionsResponse__Output,
+  HeldTask__Output,
+  RecoveryReport,
+  ResultPartitionId,
+} from '@rebound/core';
 import type { PartitionHolder, PartitionWithMetrics } from '../shuffle/shuffle-master.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
 import type { BatchJobRecoveryContext } from './batch-job-recovery-context.js';
@@ -25,6 +31,8 @@ export class TaskManagerReconciliation {
    * not TaskManagers asks them as soon as the recovery starts, before the replay ends.
    */
   private early: { reports: readonly PartitionWithMetrics[]; from?: PartitionHolder }[] | undefined = [];
+  /** Requests sent as the recovery started (askEarly), by the TaskManager asked; the window takes them over. */
+  private readonly askedEarly = new Map<RegisteredTaskManager, Promise<GetPartitionsResponse__Output>>();
 
   /** `keepRunning`: execution.batch.job-recovery.keep-running-tasks of the job. */
   constructor(
@@ -44,7 +52,7 @@ export class TaskManagerReconciliation {
     const shuffleMaster = this.ctx.shuffleMaster;
     const jobId = this.ctx.job.jobId;
     let outputs = FinishedOutputs.of(graph, shuffleMaster);
-    const timeoutMs = this.ctx.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
+    const timeoutMs = this.windowMs();
     const adoption = this.keepRunning ? new TaskAdoption() : undefined;
     // The attempts that may be running somewhere: unfinished subtasks whose inputs are all there.
     // (Per vertex, not per subtask: a vertex's isFinished() looks at all its subtasks.)
@@ -76,6 +84,8 @@ export class TaskManagerReconciliation {
     for (const { reports, from } of this.early ?? []) this.onPartitionsReported(reports, from);
     this.early = undefined;
     for (const tm of this.ctx.registry.all()) this.askForPartitions(tm);
+    // Asked early but registered anew since: the new registration was asked now.
+    this.askedEarly.clear();
     const pollMs = this.ctx.jobConfig.getDurationMs('high-availability.lease.poll-interval');
     const stopWatching = settlement.watch(pollMs, () => rec.recheck());
     report.reconnect_wait_ended = await rec.wait(timeoutMs);
@@ -224,14 +234,46 @@ export class TaskManagerReconciliation {
     this.cancelReported(tasks.map((task) => ({ tm, task })));
   }
 
+  /**
+   * Asks the TaskManagers registered now for what they kept of the job as the recovery starts, so
+   * that they gather and send it (10,000s of partitions) and this leader decodes it while the log
+   * replays, not after. The window uses the answers once it opens, as if they had come then.
+   * With keep-running-tasks the request also hands the TaskManager's kept tasks over to this
+   * leader: the job is RECONCILING from before the replay, so their updates and requests are
+   * refused (and retried) until the decision, as they are during the window; and since no leader
+   * answers them meanwhile (an older one is no longer obeyed), what they report now is still what
+   * they hold then.
+   */
+  askEarly(): void {
+    // A window of 0 reuses nothing, and answers already in would be.
+    if (this.windowMs() === 0) return;
+    for (const tm of this.ctx.registry.all()) {
+      const asked = this.ctx.gateway.getAndRetainPartitionsWithMetrics(tm, this.partitionsRequest());
+      // A failure is the window's to handle, or nobody's if the recovery never gets there.
+      asked.catch(() => {});
+      this.askedEarly.set(tm, asked);
+    }
+  }
+
+  /** execution.batch.job-recovery.previous-worker.recovery.timeout of the job. */
+  private windowMs(): number {
+    return this.ctx.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
+  }
+
+  private partitionsRequest(): GetPartitionsRequest {
+    return { epoch: this.ctx.epoch, job_id: this.ctx.job.jobId, adopt_tasks: this.keepRunning };
+  }
+
   private askForPartitions(tm: RegisteredTaskManager): void {
     const rec = this.reconciliation;
     if (!rec) return;
     const adoption = this.adoption;
     const settlement = this.settlement;
     settlement?.asked(tm.id);
-    const req = { epoch: this.ctx.epoch, job_id: this.ctx.job.jobId, adopt_tasks: adoption !== undefined };
-    this.ctx.gateway.getAndRetainPartitionsWithMetrics(tm, req).then(
+    const early = this.askedEarly.get(tm);
+    this.askedEarly.delete(tm);
+    const asked = early ?? this.ctx.gateway.getAndRetainPartitionsWithMetrics(tm, this.partitionsRequest());
+    asked.then(
       (res) => {
         if (this.reconciliation === rec) {
           adoption?.add(tm, res.tasks);
@@ -276,5 +318,7 @@ export class TaskManagerReconciliation {
   /** The job runs: from now on a TaskManager that registers loses what it kept of this job. */
   onJobRunning(): void {
     this.reconciled = true;
+    // A recovery that fell back to a restart from scratch never took them over.
+    this.askedEarly.clear();
   }
 }
