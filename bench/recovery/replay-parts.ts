@@ -54,7 +54,7 @@ export async function timeParts(
         ejv.jobVertex.parallelism === 0,
       );
   }
-  for (const e of replayed.finished.values()) {
+  for (const e of replayed.finished()) {
     const ev = graph.executionVertex(e.vertex_id, e.subtask)!;
     ev.attempt = e.attempt;
     // As JobMaster.applyReplay does: without it every id would carry epoch 0 and match nothing.
@@ -62,7 +62,7 @@ export async function timeParts(
     graph.markFinished(ev, e.location!, e.io_metrics!, e.finished_at_ms);
   }
   for (const ev of graph.allExecutionVertices())
-    if (ev.state !== 'FINISHED') ev.attempt = (replayed.maxAttempt.get(ev.key) ?? -1) + 1;
+    if (ev.state !== 'FINISHED') ev.attempt = replayed.maxAttempt(ev.jobVertex.id, ev.subtask) + 1;
   const graphMs = performance.now() - t;
 
   const op = f.operators.get(SOURCE_OP);
@@ -138,7 +138,7 @@ export async function timeParts(
     if (output?.needed && rec.reportedBy(output, r.holder.id)) matched++;
   }
   const reconcileBookkeepingMs = performance.now() - t;
-  if (matched !== replayed.finished.size) throw new Error(`only ${matched} partitions matched`);
+  if (matched !== replayed.finishedCount) throw new Error(`only ${matched} partitions matched`);
   const snapshots = records.filter(
     (r) => r.type === 'ExecutionVertexFinished' && r.event.coordinator_snapshots.length > 0,
   ).length;
