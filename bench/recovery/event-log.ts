@@ -23,5 +23,5 @@ export async function durableFinished(haCopy: string, graph: JobGraph__Output): 
   const result = await manager.replay((r) => state.apply(r));
   await manager.stop(false);
   if (!result.ok) throw new Error(`cannot replay the copied event log: ${JSON.stringify(result.failure)}`);
-  return new Map([...state.finished.values()].map((e) => [executionVertexKey(e.vertex_id, e.subtask), e.attempt]));
+  return new Map(state.finished().map((e) => [executionVertexKey(e.vertex_id, e.subtask), e.attempt]));
 }

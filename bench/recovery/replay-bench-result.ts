@@ -41,7 +41,7 @@ export interface PartTimings {
   readonly graphMs: number;
   /** SourceCoordinator.restore with N increments and the newest snapshot (JSON parsing included). */
   readonly coordinatorRestoreMs: number;
-  /** Building the needed/recovered maps and PartitionReconciliation.add/allNeededReported for N partitions. */
+  /** FinishedOutputs.of, PartitionReconciliation.add/allNeededReported and the matching for N partitions. */
   readonly reconcileBookkeepingMs: number;
   /** GetAndRetainPartitionsWithMetrics of all TaskManagers, as the JobMaster calls it (parallel). */
   readonly partitionRpcMs: number;

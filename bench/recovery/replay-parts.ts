@@ -1,10 +1,11 @@
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SourceSplit } from '@rebound/api';
-import { partitionKey, silentLogger, type PartitionWithMetrics__Output } from '@rebound/core';
+import { silentLogger, type PartitionWithMetrics__Output } from '@rebound/core';
 import { JobEventManager, type JobEventRecord } from '@rebound/event-store';
 import {
   ExecutionGraph,
+  FinishedOutputs,
   PartitionReconciliation,
   ReplayedJobState,
   SourceCoordinator,
@@ -53,7 +54,7 @@ export async function timeParts(
         ejv.jobVertex.parallelism === 0,
       );
   }
-  for (const e of replayed.finished.values()) {
+  for (const e of replayed.finished()) {
     const ev = graph.executionVertex(e.vertex_id, e.subtask)!;
     ev.attempt = e.attempt;
     // As JobMaster.applyReplay does: without it every id would carry epoch 0 and match nothing.
@@ -61,7 +62,7 @@ export async function timeParts(
     graph.markFinished(ev, e.location!, e.io_metrics!, e.finished_at_ms);
   }
   for (const ev of graph.allExecutionVertices())
-    if (ev.state !== 'FINISHED') ev.attempt = (replayed.maxAttempt.get(ev.key) ?? -1) + 1;
+    if (ev.state !== 'FINISHED') ev.attempt = replayed.maxAttempt(ev.jobVertex.id, ev.subtask) + 1;
   const graphMs = performance.now() - t;
 
   const op = f.operators.get(SOURCE_OP);
@@ -119,15 +120,10 @@ export async function timeParts(
   registry.close();
 
   t = performance.now();
-  const needed = new Map<string, string[]>();
-  const recovered = new Map<string, unknown>();
-  for (const ev of graph.allExecutionVertices()) {
-    if (ev.state !== 'FINISHED' || ev.jobVertex.consumers.length === 0) continue;
-    const key = partitionKey(ev.partitionId());
-    recovered.set(key, ev);
-    if (ev.jobVertex.consumers.some((c) => !c.isFinished())) needed.set(key, [ev.location?.task_manager_id ?? '']);
-  }
-  const rec = new PartitionReconciliation(needed);
+  const outputs = FinishedOutputs.of(graph, {
+    holdersOf: (_job, _partition, at) => [{ kind: 'taskmanager', id: at.task_manager_id, address: at.address }],
+  });
+  const rec = new PartitionReconciliation(outputs);
   const all: PartitionWithMetrics[] = [];
   for (const r of reported) {
     const holder = taskManagerHolder(r.tm);
@@ -138,11 +134,11 @@ export async function timeParts(
   }
   let matched = 0;
   for (const r of all) {
-    const key = partitionKey(r.partition.partition_id!);
-    if (recovered.has(key) && rec.has(key)) matched++;
+    const output = outputs.find(r.partition.partition_id!);
+    if (output?.needed && rec.reportedBy(output, r.holder.id)) matched++;
   }
   const reconcileBookkeepingMs = performance.now() - t;
-  if (matched !== replayed.finished.size) throw new Error(`only ${matched} partitions matched`);
+  if (matched !== replayed.finishedCount) throw new Error(`only ${matched} partitions matched`);
   const snapshots = records.filter(
     (r) => r.type === 'ExecutionVertexFinished' && r.event.coordinator_snapshots.length > 0,
   ).length;

@@ -22,6 +22,7 @@ export { JobMaster } from './job-master.js';
 export type { JobMasterContext, JobMasterLeaderContext, JobPersistence } from './job-master-context.js';
 export { JobEventRecorder } from './recovery/job-event-recorder.js';
 export { ReplayedJobState } from './recovery/job-event-replay.js';
+export { FinishedOutputs, type FinishedOutput } from './recovery/finished-outputs.js';
 export { PartitionReconciliation } from './recovery/partition-reconciliation.js';
 export {
   ShuffleMasterSnapshot,

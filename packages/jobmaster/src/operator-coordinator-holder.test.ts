@@ -163,6 +163,30 @@ describe('ReplayedJobState.dropFinishedAfterSnapshot', () => {
     expect(r.finishedOf('w')).toHaveLength(1);
     expect(r.dropFinishedAfterSnapshot('v', 'never-snapshotted')).toBe(2);
     expect(r.dropFinishedAfterSnapshot('w')).toBe(1);
-    expect(r.finished.size).toBe(0);
+    expect(r.finishedCount).toBe(0);
+  });
+
+  it('keeps the newest finish of a subtask in the order of the finishes, forgets a reset one, remembers attempts', () => {
+    const r = new ReplayedJobState(graph);
+    const again = (subtask: number, attempt: number): JobEventRecord => {
+      const e = finished('v', subtask);
+      return { ...e, event: { ...(e.event as object), attempt } } as JobEventRecord;
+    };
+    const reset = (subtask: number): JobEventRecord =>
+      ({
+        type: 'ExecutionVertexReset',
+        writtenAtMs: 0,
+        event: { vertices: [{ vertex_id: 'v', subtask }] },
+      }) as unknown as JobEventRecord;
+    for (const e of [initialized('v'), finished('v', 0), finished('v', 1), again(0, 3), finished('v', 2), reset(1)])
+      r.apply(e);
+    expect(r.finished().map((e) => `${e.subtask}.${e.attempt}`)).toEqual(['0.3', '2.0']);
+    expect(r.finishedCount).toBe(2);
+    expect([0, 1, 2, 3].map((s) => r.maxAttempt('v', s))).toEqual([3, 0, 0, -1]);
+    // Subtask 0's second finish came after subtask 1's: it is what a snapshot there would not cover.
+    r.apply(finished('v', 3, 'op'));
+    expect(r.finishedAfterSnapshot('v', 'op')).toEqual([]);
+    r.apply(again(2, 1));
+    expect(r.finishedAfterSnapshot('v', 'op').map((e) => `${e.subtask}.${e.attempt}`)).toEqual(['2.1']);
   });
 });

@@ -78,6 +78,7 @@ export class DefaultBatchJobRecoveryHandler implements BatchJobRecoveryHandler {
     };
     this.ctx.logger.info('job enters RECONCILING: replaying its events');
     this.ctx.shuffleMaster.notifyPartitionRecoveryStarted(this.ctx.job.jobId);
+    this.reconciliation.askEarly();
     const replayed = new ReplayedJobState(this.ctx.job.jobGraph);
     const result = await events.replay((record) => replayed.apply(record));
     report.replay_ms = result.durationMs;

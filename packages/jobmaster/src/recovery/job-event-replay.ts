@@ -1,4 +1,3 @@
-import { executionVertexKey } from '@rebound/core';
 import type {
   ExecutionJobVertexInitializedEvent__Output,
   ExecutionVertexFinishedEvent__Output,
@@ -7,26 +6,38 @@ import type {
 import { JobEventsInconsistentError, type JobEventRecord } from '@rebound/event-store';
 import { ShuffleMasterSnapshot } from '../shuffle/shuffle-master.js';
 
+/** A kept finished event and the number of the event it was (events count from 1). */
+interface FinishedEntry {
+  readonly event: ExecutionVertexFinishedEvent__Output;
+  readonly seq: number;
+}
+
 /**
  * What the events of earlier JobMaster attempts say about a job (Flink's
  * DefaultBatchJobRecoveryHandler replay state): decided vertices, the finished executions that
  * were not reset afterwards, the newest full coordinator snapshots, and the ShuffleMaster's
  * snapshots from its newest full one on.
+ *
+ * Finished executions are kept by vertex and subtask in arrays, not under a string key per
+ * execution: a new leader replays one event per finished execution (10,000s), and three maps of
+ * string keys were most of what applying them cost.
  */
 export class ReplayedJobState {
   readonly initialized = new Map<string, ExecutionJobVertexInitializedEvent__Output>();
-  /** Insertion order = finish order; a reset removes the entry. */
-  readonly finished = new Map<string, ExecutionVertexFinishedEvent__Output>();
-  /** Highest attempt number any event mentions, per execution vertex. */
-  readonly maxAttempt = new Map<string, number>();
   /** Newest full snapshot per coordinator (operator id). */
   readonly snapshots = new Map<string, Uint8Array>();
   /** The newest full ShuffleMaster snapshot and the increments after it, oldest first. */
   readonly shuffleSnapshots: ShuffleMasterSnapshot[] = [];
   /** Finished executions `dropFinishedAfterSnapshot` forgot: they must be recorded as reset. */
   readonly dropped: ExecutionVertexFinishedEvent__Output[] = [];
-  /** Number of the event that finished each kept execution, and that carried each newest snapshot. */
-  private readonly finishedSeq = new Map<string, number>();
+  /** Kept finished events in finish order; one that a reset or a later finish replaced is a hole. */
+  private readonly kept: (FinishedEntry | undefined)[] = [];
+  private keptCount = 0;
+  /** Per vertex, per subtask: where its kept finished event is in `kept`. */
+  private readonly keptAt = new Map<string, (number | undefined)[]>();
+  /** Per vertex, per subtask: the highest attempt number any event mentions. */
+  private readonly maxAttempts = new Map<string, (number | undefined)[]>();
+  /** Number of the event that carried each newest snapshot. */
   private readonly snapshotSeq = new Map<string, number>();
   events = 0;
   lastEventAtMs = 0;
@@ -60,11 +71,12 @@ export class ReplayedJobState {
             `finished event for ${e.vertex_id}#${e.subtask} before its vertex was initialized`,
           );
         }
-        const key = executionVertexKey(e.vertex_id, e.subtask);
-        this.finished.delete(key);
-        this.finished.set(key, e);
-        this.finishedSeq.set(key, this.events);
-        this.maxAttempt.set(key, Math.max(this.maxAttempt.get(key) ?? -1, e.attempt));
+        this.forget(e.vertex_id, e.subtask);
+        perSubtask(this.keptAt, e.vertex_id)[e.subtask] = this.kept.length;
+        this.kept.push({ event: e, seq: this.events });
+        this.keptCount++;
+        const attempts = perSubtask(this.maxAttempts, e.vertex_id);
+        attempts[e.subtask] = Math.max(attempts[e.subtask] ?? -1, e.attempt);
         for (const s of e.coordinator_snapshots) {
           this.snapshots.set(s.operator_id, s.state);
           this.snapshotSeq.set(s.operator_id, this.events);
@@ -77,9 +89,36 @@ export class ReplayedJobState {
         return;
       }
       case 'ExecutionVertexReset':
-        for (const v of record.event.vertices) this.finished.delete(executionVertexKey(v.vertex_id, v.subtask));
+        for (const v of record.event.vertices) this.forget(v.vertex_id, v.subtask);
         return;
     }
+  }
+
+  /** The subtask's finished event is no longer kept (if it was). */
+  private forget(vertexId: string, subtask: number): void {
+    const at = this.keptAt.get(vertexId);
+    const i = at?.[subtask];
+    if (i === undefined) return;
+    this.kept[i] = undefined;
+    at![subtask] = undefined;
+    this.keptCount--;
+  }
+
+  /** The kept finished events, in finish order. */
+  finished(): ExecutionVertexFinishedEvent__Output[] {
+    const out: ExecutionVertexFinishedEvent__Output[] = [];
+    for (const k of this.kept) if (k) out.push(k.event);
+    return out;
+  }
+
+  /** How many finished executions are kept. */
+  get finishedCount(): number {
+    return this.keptCount;
+  }
+
+  /** The highest attempt number any event mentions of the subtask; -1 for none. */
+  maxAttempt(vertexId: string, subtask: number): number {
+    return this.maxAttempts.get(vertexId)?.[subtask] ?? -1;
   }
 
   /**
@@ -94,10 +133,10 @@ export class ReplayedJobState {
     keep: (e: ExecutionVertexFinishedEvent__Output) => boolean = () => false,
   ): number {
     let dropped = 0;
-    for (const [key, e] of this.finished) {
-      if (!this.isAfterSnapshot(key, e, vertexId, operatorId) || keep(e)) continue;
-      this.finished.delete(key);
-      this.dropped.push(e);
+    for (const k of this.kept) {
+      if (!k || !this.isAfterSnapshot(k, vertexId, operatorId) || keep(k.event)) continue;
+      this.forget(k.event.vertex_id, k.event.subtask);
+      this.dropped.push(k.event);
       dropped++;
     }
     return dropped;
@@ -105,22 +144,26 @@ export class ReplayedJobState {
 
   /** The vertex's kept executions that finished after the newest snapshot of `operatorId`, in finish order. */
   finishedAfterSnapshot(vertexId: string, operatorId: string): ExecutionVertexFinishedEvent__Output[] {
-    return [...this.finished]
-      .filter(([key, e]) => this.isAfterSnapshot(key, e, vertexId, operatorId))
-      .map(([, e]) => e);
+    const out: ExecutionVertexFinishedEvent__Output[] = [];
+    for (const k of this.kept) if (k && this.isAfterSnapshot(k, vertexId, operatorId)) out.push(k.event);
+    return out;
   }
 
-  private isAfterSnapshot(
-    key: string,
-    e: ExecutionVertexFinishedEvent__Output,
-    vertexId: string,
-    operatorId: string | undefined,
-  ): boolean {
+  private isAfterSnapshot(k: FinishedEntry, vertexId: string, operatorId: string | undefined): boolean {
     const covered = operatorId === undefined ? -1 : (this.snapshotSeq.get(operatorId) ?? -1);
-    return e.vertex_id === vertexId && this.finishedSeq.get(key)! > covered;
+    return k.event.vertex_id === vertexId && k.seq > covered;
   }
 
   finishedOf(vertexId: string): ExecutionVertexFinishedEvent__Output[] {
-    return [...this.finished.values()].filter((e) => e.vertex_id === vertexId);
+    const out: ExecutionVertexFinishedEvent__Output[] = [];
+    for (const k of this.kept) if (k && k.event.vertex_id === vertexId) out.push(k.event);
+    return out;
   }
+}
+
+/** The vertex's array by subtask in `table`, made on first use. */
+function perSubtask<T>(table: Map<string, (T | undefined)[]>, vertexId: string): (T | undefined)[] {
+  let a = table.get(vertexId);
+  if (!a) table.set(vertexId, (a = []));
+  return a;
 }

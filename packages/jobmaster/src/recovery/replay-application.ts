@@ -40,7 +40,7 @@ export async function applyReplay(
     await coordinators.createUserCoordinators(ejv, false);
   }
   const dropped = dropFinishedNotCoveredByCoordinators(ctx, replayed);
-  for (const e of replayed.finished.values()) {
+  for (const e of replayed.finished()) {
     const ev = graph.executionVertex(e.vertex_id, e.subtask);
     if (!ev) throw new JobEventsInconsistentError(`finished event for unknown subtask ${e.vertex_id}#${e.subtask}`);
     ev.attempt = e.attempt;
@@ -55,9 +55,9 @@ export async function applyReplay(
   }
   // Unfinished subtasks get attempt numbers no earlier attempt used.
   for (const ev of graph.allExecutionVertices()) {
-    if (ev.state !== 'FINISHED') ev.attempt = (replayed.maxAttempt.get(ev.key) ?? -1) + 1;
+    if (ev.state !== 'FINISHED') ev.attempt = replayed.maxAttempt(ev.jobVertex.id, ev.subtask) + 1;
   }
-  report.executions_recovered = replayed.finished.size;
+  report.executions_recovered = replayed.finishedCount;
   app.startRecording();
   // The log still says they finished. Unless it also says they were reset, a later leader keeps
   // them once a newer snapshot follows their finished events in the log, and their output (ids

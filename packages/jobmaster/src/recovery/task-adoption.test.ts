@@ -2,7 +2,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { decodeMessage, encodeMessage } from '@rebound/core';
+import { ReboundError, decodeMessage, encodeMessage } from '@rebound/core';
 import { dumpJobEvents } from '@rebound/event-store';
 import type { HeldTask__Output, JobGraph__Output } from '@rebound/core';
 import { buildJob, defineJob } from '@rebound/api';
@@ -217,6 +217,71 @@ describe('adopting tasks kept through a JobMaster failover', () => {
     // Same attempt number, another deploying epoch: not the adopted attempt.
     expect(l2.job.currentAttempt(first.subs[0]!.tdd.execution, 7)).toBeUndefined();
     expect(l2.job.currentAttempt(first.subs[0]!.tdd.execution, 1)).toBeDefined();
+  });
+
+  /** What each GetAndRetainPartitionsWithMetrics of a second leader asked, and how far its recovery was then. */
+  async function partitionRequestsOfSecondLeader(keepRunning: boolean): Promise<string[]> {
+    const first = await firstLeader();
+    const asked: string[] = [];
+    await leaders!.elect({
+      config: { ...KEEP, 'execution.batch.job-recovery.keep-running-tasks': String(keepRunning) },
+      taskManagers: ['tm-1', 'tm-2'],
+      held: new Map([['tm-1', first.held]]),
+      onPartitionsRequested: (job, tmId, adopt) => {
+        const finished = job.graph.findVertex(SOURCE)!.vertices.filter((ev) => ev.state === 'FINISHED').length;
+        asked.push(`${tmId} adopt_tasks=${adopt}, finished sources known: ${finished}`);
+      },
+    });
+    return asked;
+  }
+
+  // So that they gather and send their answers, and this leader receives them, while the log replays.
+  it('asks each TaskManager once, as the replay starts', async () => {
+    expect(await partitionRequestsOfSecondLeader(false)).toEqual([
+      'tm-1 adopt_tasks=false, finished sources known: 0',
+      'tm-2 adopt_tasks=false, finished sources known: 0',
+    ]);
+  });
+
+  it('with keep-running-tasks too, handing the kept tasks over then: they are refused until the decision', async () => {
+    expect(await partitionRequestsOfSecondLeader(true)).toEqual([
+      'tm-1 adopt_tasks=true, finished sources known: 0',
+      'tm-2 adopt_tasks=true, finished sources known: 0',
+    ]);
+  });
+
+  it('a kept task that calls the leader at once when handed over, before the replay, is told to retry', async () => {
+    const first = await firstLeader();
+    const [reader, , , done] = first.subs;
+    const answers: string[] = [];
+    const l2 = await leaders!.elect({
+      config: KEEP,
+      held: new Map([['tm-1', first.held]]),
+      // As the TaskManager's kept tasks may, the moment they answer to this leader.
+      onPartitionsRequested: (job) => {
+        void job
+          .requestSplit({ execution: reader!.tdd.execution, epoch: 2, operator_id: 'op-1', finished_split_ids: [] })
+          .then((r) => answers.push(`split: ask again in ${r.retry_after_ms} ms`));
+        try {
+          job.onTaskExecutionState({
+            execution: done!.tdd.execution,
+            state: 'FINISHED',
+            task_manager_id: 'tm-1',
+            epoch: 2,
+            deploy_epoch: 1,
+            io_metrics: { records_in: 13, records_out: 13, bytes_in: 0, bytes_out: 0, subpartition_bytes: [] },
+            error_code: '',
+            error_message: '',
+            missing_partition: null,
+          });
+          answers.push('update: taken');
+        } catch (err) {
+          answers.push(`update: ${err instanceof ReboundError ? err.code : String(err)}`);
+        }
+      },
+    });
+    expect(answers).toEqual(['update: UNAVAILABLE', 'split: ask again in 100 ms']);
+    expect(l2.recoveries.at(-1)).toMatchObject({ running_tasks_adopted: 2, finished_tasks_reported: 1 });
   });
 
   it('with keep-running-tasks=false the reports are ignored and the unfinished sources rerun', async () => {

@@ -1,20 +1,19 @@
-import { errorMessage, partitionKey } from '@rebound/core';
-import type { HeldTask__Output, RecoveryReport, ResultPartitionId } from '@rebound/core';
+import { errorMessage } from '@rebound/core';
+import type {
+  GetPartitionsRequest,
+  GetPartitionsResponse__Output,
+  HeldTask__Output,
+  RecoveryReport,
+  ResultPartitionId,
+} from '@rebound/core';
 import type { PartitionHolder, PartitionWithMetrics } from '../shuffle/shuffle-master.js';
-import type { ExecutionVertex } from '../execution-graph.js';
 import type { RegisteredTaskManager } from '../task-manager-registry.js';
 import type { BatchJobRecoveryContext } from './batch-job-recovery-context.js';
+import { FinishedOutputs, type FinishedOutput } from './finished-outputs.js';
 import { PartitionReconciliation } from './partition-reconciliation.js';
 import { releaseRetainedOfLateTaskManager, releaseUntracked } from './retained-partitions.js';
 import { ReconnectSettlement } from './reconnect-settlement.js';
 import { TaskAdoption, type ReportedTask } from './task-adoption.js';
-
-/** A finished execution's partition as the reconciliation follows it. */
-interface FinishedOutput {
-  readonly ev: ExecutionVertex;
-  /** Ids of the holders the execution wrote it to. */
-  readonly holders: readonly string[];
-}
 
 /**
  * A recovered job's reconciliation with what the TaskManagers (and shuffle workers) kept through
@@ -32,6 +31,8 @@ export class TaskManagerReconciliation {
    * not TaskManagers asks them as soon as the recovery starts, before the replay ends.
    */
   private early: { reports: readonly PartitionWithMetrics[]; from?: PartitionHolder }[] | undefined = [];
+  /** Requests sent as the recovery started (askEarly), by the TaskManager asked; the window takes them over. */
+  private readonly askedEarly = new Map<RegisteredTaskManager, Promise<GetPartitionsResponse__Output>>();
 
   /** `keepRunning`: execution.batch.job-recovery.keep-running-tasks of the job. */
   constructor(
@@ -50,8 +51,8 @@ export class TaskManagerReconciliation {
     const graph = this.ctx.job.graph;
     const shuffleMaster = this.ctx.shuffleMaster;
     const jobId = this.ctx.job.jobId;
-    let { recovered, needed } = this.finishedOutputs();
-    const timeoutMs = this.ctx.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
+    let outputs = FinishedOutputs.of(graph, shuffleMaster);
+    const timeoutMs = this.windowMs();
     const adoption = this.keepRunning ? new TaskAdoption() : undefined;
     // The attempts that may be running somewhere: unfinished subtasks whose inputs are all there.
     // (Per vertex, not per subtask: a vertex's isFinished() looks at all its subtasks.)
@@ -66,13 +67,13 @@ export class TaskManagerReconciliation {
         // The TaskManagers the log names: where its finished executions ran.
         ...this.finishedLocations(),
         // And the holders that keep the needed partitions (shuffle workers, with remote shuffle).
-        ...new Set([...needed.values()].flatMap((o) => o.holders)),
+        ...outputs.neededHolders(),
       ].filter((id) => id !== ''),
       this.ctx.taskManagerDirectory,
       this.ctx.logger,
     );
     const rec = new PartitionReconciliation(
-      new Map([...needed].map(([key, o]) => [key, o.holders])),
+      outputs,
       awaited,
       (key) => adoption?.hasReport(key) ?? true,
       () => settlement.allSettled(),
@@ -83,6 +84,8 @@ export class TaskManagerReconciliation {
     for (const { reports, from } of this.early ?? []) this.onPartitionsReported(reports, from);
     this.early = undefined;
     for (const tm of this.ctx.registry.all()) this.askForPartitions(tm);
+    // Asked early but registered anew since: the new registration was asked now.
+    this.askedEarly.clear();
     const pollMs = this.ctx.jobConfig.getDurationMs('high-availability.lease.poll-interval');
     const stopWatching = settlement.watch(pollMs, () => rec.recheck());
     report.reconnect_wait_ended = await rec.wait(timeoutMs);
@@ -104,35 +107,39 @@ export class TaskManagerReconciliation {
     if (adoption) this.adoptReportedTasks(adoption, report);
     // Counted anew: adoption may have finished producers, and the ShuffleMaster has learnt where
     // partitions are kept.
-    ({ recovered, needed } = this.finishedOutputs());
+    outputs = FinishedOutputs.of(graph, shuffleMaster);
 
     const reports = await shuffleMaster.getAllPartitionWithMetrics(jobId);
     let reused = 0;
     let reusedBytes = 0;
     let releasedBytes = 0;
-    const reusedKeys = new Set<string>();
+    const reusedOutputs = new Set<FinishedOutput>();
     let reusedOnWorkers = 0;
     const release = new Map<string, { holder: PartitionHolder; ids: ResultPartitionId[] }>();
     for (const r of reports) {
-      const key = partitionKey(r.partition.partition_id!);
-      const output = recovered.get(key);
+      const output = outputs.find(r.partition.partition_id!);
       // Only a copy on a holder the finished execution wrote to is that execution's output.
-      const ev = output?.holders.includes(r.holder.id) ? output.ev : undefined;
+      const own = output?.holders.includes(r.holder.id) ? output : undefined;
       const bytes = r.partition.total_bytes;
       // A TaskManager shuffle partition is read where it was found; a shuffle worker's address is
       // the ShuffleMaster's to know.
-      if (ev && r.holder.kind === 'taskmanager') {
-        ev.location = { task_manager_id: r.holder.id, address: r.holder.address };
+      const location = own?.ev.location;
+      if (
+        own &&
+        r.holder.kind === 'taskmanager' &&
+        (location?.task_manager_id !== r.holder.id || location.address !== r.holder.address)
+      ) {
+        own.ev.location = { task_manager_id: r.holder.id, address: r.holder.address };
       }
-      if (ev && needed.has(key)) {
+      if (own?.needed) {
         // Replicas report the same partition: it is reused once.
-        if (!reusedKeys.has(key)) {
-          reusedKeys.add(key);
+        if (!reusedOutputs.has(own)) {
+          reusedOutputs.add(own);
           reusedBytes += bytes;
           reused++;
           if (r.holder.kind === 'shuffle-worker') reusedOnWorkers++;
         }
-      } else if (ev) {
+      } else if (own) {
         // Kept as a finished execution's output, though no consumer needs it any more.
       } else {
         releasedBytes += bytes;
@@ -151,9 +158,7 @@ export class TaskManagerReconciliation {
           ),
       ),
     );
-    const missing = [...needed]
-      .filter(([key, o]) => !o.holders.some((id) => rec.reportedBy(key, id)))
-      .map(([, o]) => o.ev);
+    const missing = outputs.needed.filter((o) => !o.holders.some((id) => rec.reportedBy(o, id))).map((o) => o.ev);
     report.partitions_reused = reused;
     report.partitions_reused_on_shuffle_workers = reusedOnWorkers;
     report.partition_bytes_reused = reusedBytes;
@@ -161,7 +166,7 @@ export class TaskManagerReconciliation {
     report.partition_bytes_released = releasedBytes;
     report.partitions_missing = missing.length;
     this.ctx.logger.info(
-      { needed: needed.size, reused, released: report.partitions_released, missing: missing.length },
+      { needed: outputs.needed.length, reused, released: report.partitions_released, missing: missing.length },
       'partitions reconciled',
     );
     if (missing.length > 0) {
@@ -172,33 +177,6 @@ export class TaskManagerReconciliation {
       coordinators.afterSourceResets(graph, toReset);
       report.executions_reset = (report.executions_reset ?? 0) + toReset.length;
     }
-  }
-
-  /**
-   * The finished executions whose partitions a consumer reads, by partition key (`recovered`), with
-   * the holders that keep each (its TaskManager, or the shuffle workers it wrote to), and those a
-   * consumer that has not finished still needs (`needed`). Each key and holder list is made once:
-   * a new leader runs this over every finished execution of the job (10,000 in bench/recovery).
-   */
-  private finishedOutputs(): { recovered: Map<string, FinishedOutput>; needed: Map<string, FinishedOutput> } {
-    const shuffleMaster = this.ctx.shuffleMaster;
-    const jobId = this.ctx.job.jobId;
-    const recovered = new Map<string, FinishedOutput>();
-    const needed = new Map<string, FinishedOutput>();
-    for (const ejv of this.ctx.job.graph.vertices) {
-      if (ejv.consumers.length === 0) continue;
-      const stillRead = ejv.consumers.some((c) => !c.isFinished());
-      for (const ev of ejv.vertices) {
-        if (ev.state !== 'FINISHED') continue;
-        const partition = ev.partitionId();
-        const holders = ev.location ? shuffleMaster.holdersOf(jobId, partition, ev.location).map((h) => h.id) : [];
-        const output = { ev, holders };
-        const key = partitionKey(partition);
-        recovered.set(key, output);
-        if (stillRead) needed.set(key, output);
-      }
-    }
-    return { recovered, needed };
   }
 
   /** The TaskManagers where the log says finished executions ran. */
@@ -256,14 +234,46 @@ export class TaskManagerReconciliation {
     this.cancelReported(tasks.map((task) => ({ tm, task })));
   }
 
+  /**
+   * Asks the TaskManagers registered now for what they kept of the job as the recovery starts, so
+   * that they gather and send it (10,000s of partitions) and this leader decodes it while the log
+   * replays, not after. The window uses the answers once it opens, as if they had come then.
+   * With keep-running-tasks the request also hands the TaskManager's kept tasks over to this
+   * leader: the job is RECONCILING from before the replay, so their updates and requests are
+   * refused (and retried) until the decision, as they are during the window; and since no leader
+   * answers them meanwhile (an older one is no longer obeyed), what they report now is still what
+   * they hold then.
+   */
+  askEarly(): void {
+    // A window of 0 reuses nothing, and answers already in would be.
+    if (this.windowMs() === 0) return;
+    for (const tm of this.ctx.registry.all()) {
+      const asked = this.ctx.gateway.getAndRetainPartitionsWithMetrics(tm, this.partitionsRequest());
+      // A failure is the window's to handle, or nobody's if the recovery never gets there.
+      asked.catch(() => {});
+      this.askedEarly.set(tm, asked);
+    }
+  }
+
+  /** execution.batch.job-recovery.previous-worker.recovery.timeout of the job. */
+  private windowMs(): number {
+    return this.ctx.jobConfig.getDurationMs('execution.batch.job-recovery.previous-worker.recovery.timeout');
+  }
+
+  private partitionsRequest(): GetPartitionsRequest {
+    return { epoch: this.ctx.epoch, job_id: this.ctx.job.jobId, adopt_tasks: this.keepRunning };
+  }
+
   private askForPartitions(tm: RegisteredTaskManager): void {
     const rec = this.reconciliation;
     if (!rec) return;
     const adoption = this.adoption;
     const settlement = this.settlement;
     settlement?.asked(tm.id);
-    const req = { epoch: this.ctx.epoch, job_id: this.ctx.job.jobId, adopt_tasks: adoption !== undefined };
-    this.ctx.gateway.getAndRetainPartitionsWithMetrics(tm, req).then(
+    const early = this.askedEarly.get(tm);
+    this.askedEarly.delete(tm);
+    const asked = early ?? this.ctx.gateway.getAndRetainPartitionsWithMetrics(tm, this.partitionsRequest());
+    asked.then(
       (res) => {
         if (this.reconciliation === rec) {
           adoption?.add(tm, res.tasks);
@@ -308,5 +318,7 @@ export class TaskManagerReconciliation {
   /** The job runs: from now on a TaskManager that registers loses what it kept of this job. */
   onJobRunning(): void {
     this.reconciled = true;
+    // A recovery that fell back to a restart from scratch never took them over.
+    this.askedEarly.clear();
   }
 }

@@ -50,6 +50,11 @@ export class FakeTaskExecutorGateway implements TaskExecutorGateway {
   /** Whether each GetAndRetainPartitionsWithMetrics asked to adopt the kept tasks, per TaskManager id. */
   readonly adoptAsked = new Map<string, boolean>();
 
+  /** `onPartitionsRequested`: told of each GetAndRetainPartitionsWithMetrics as it is sent. */
+  constructor(
+    private readonly onPartitionsRequested?: (tm: RegisteredTaskManager, req: GetPartitionsRequest) => void,
+  ) {}
+
   async deployTask(tm: RegisteredTaskManager, tdd: TaskDeploymentDescriptor): Promise<DeployTaskResponse__Output> {
     this.deployed.push({
       taskManagerId: tm.id,
@@ -82,6 +87,7 @@ export class FakeTaskExecutorGateway implements TaskExecutorGateway {
     req: GetPartitionsRequest,
   ): Promise<GetPartitionsResponse__Output> {
     this.adoptAsked.set(tm.id, req.adopt_tasks === true);
+    this.onPartitionsRequested?.(tm, req);
     return { partitions: this.retained.get(tm.id) ?? [], tasks: this.held.get(tm.id) ?? [] };
   }
   async disconnectJob(_tm: RegisteredTaskManager, _req: DisconnectJobRequest): Promise<DisconnectJobResponse__Output> {
@@ -119,6 +125,8 @@ export interface LeaderOptions {
   readonly flushIntervalMs?: number;
   /** What the HA services know of the TaskManagers (none by default). */
   readonly taskManagerDirectory?: TaskManagerDirectory;
+  /** Told of each GetAndRetainPartitionsWithMetrics the leader sends, as it sends it. */
+  readonly onPartitionsRequested?: (job: JobMaster, taskManagerId: string, adoptTasks: boolean) => void;
   /** The leader's ShuffleMaster (a TaskManagerShuffleMaster by default), over its fake gateway. */
   readonly shuffleMaster?: (gateway: TaskExecutorGateway, epoch: number) => ShuffleMaster;
   /** Called with the JobMaster before its start, e.g. to read its status while it restores the job. */
@@ -156,7 +164,10 @@ export class InProcessLeaders {
       silentLogger(),
       systemClock,
     );
-    const gateway = new FakeTaskExecutorGateway();
+    // Called only once the job starts, after `job` below is assigned.
+    const gateway = new FakeTaskExecutorGateway((tm, req) =>
+      opts.onPartitionsRequested?.(job, tm.id, req.adopt_tasks === true),
+    );
     for (const [tm, partitions] of opts.retained ?? []) gateway.retained.set(tm, partitions);
     for (const [tm, tasks] of opts.held ?? []) gateway.held.set(tm, tasks);
     for (const id of opts.taskManagers ?? ['tm-1']) {
