@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Regenerates the TypeScript types of proto/ into packages/core/src/generated.
 # The flags must match PROTO_LOADER_OPTIONS in packages/core/src/proto.ts.
+# $1, if given, is another directory to write generated/ and types.ts into (check-proto.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=packages/core/src/generated
+root=${1:-packages/core/src}
+out=$root/generated
 rm -rf "$out"
 files=$(cd proto && ls rebound/v1/*.proto grpc/health/v1/*.proto)
 npx proto-loader-gen-types --keepCase --longs=Number --enums=String --defaults --oneofs \
@@ -20,7 +22,7 @@ npx proto-loader-gen-types --keepCase --longs=Number --enums=String --defaults -
       echo "export type * from './generated/$n.js';"
     fi
   done
-} > packages/core/src/types.ts
+} > "$root/types.ts"
 # The per-file roots declare helpers they do not all use; keep strict unused checks for our code.
 for f in "$out"/*.ts; do
   printf '// @ts-nocheck\n%s\n' "$(cat "$f")" > "$f"

@@ -34,6 +34,19 @@ export function parsePositiveInt(value: string): number {
   return Number(value);
 }
 
+/**
+ * `logs --job`: the log files carry job ids only, so a job's name would match no line and print
+ * nothing; refuse it and say what to give instead.
+ */
+export function parseJobIdPrefix(value: string): string {
+  if (!/^[0-9a-f]{4,32}$/i.test(value)) {
+    throw new InvalidArgumentError(
+      `'${value}' is not a job id or a prefix of one (4 to 32 hex characters); logs match ids, not names: 'rebound list' shows them.`,
+    );
+  }
+  return value;
+}
+
 export function parseNonNegativeInt(value: string): number {
   if (!/^\s*\d+\s*$/.test(value) || !Number.isSafeInteger(Number(value))) {
     throw new InvalidArgumentError(`'${value}' is not a non-negative integer.`);

@@ -279,6 +279,11 @@ describe('rebound argument parsing', () => {
       name: 'logs',
       opts: { workdir: '.rebound', follow: true, level: 'warn', json: false, id: 'tm-1' },
     });
+    expect((await parse(['logs', '--job', '8A8B'])).calls[0]?.opts).toMatchObject({ jobId: '8A8B' });
+    const byName = await parse(['logs', '--job', 'wordcount']);
+    expect(byName.code).toBe(2);
+    expect(byName.calls).toEqual([]);
+    expect(byName.stderr).toContain("'wordcount' is not a job id or a prefix of one");
     expect((await parse(['config', '--cluster'])).calls[0]?.opts).toEqual({ json: false, cluster: '.rebound' });
     expect((await parse(['config', '--cluster', 'w'])).calls[0]?.opts).toEqual({ json: false, cluster: 'w' });
     expect((await parse(['config'])).calls[0]?.opts).toEqual({ json: false });

@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { parseJobIdPrefix } from '../args.js';
 import { DEFAULT_WORKDIR } from '../names.js';
 import { type CommandContext, either, json, optional, type RawWorkdir, workdirOf } from './shared.js';
 
@@ -40,7 +41,7 @@ export function addToolCommands(program: Command, { handlers, run }: CommandCont
           .choices(['trace', 'debug', 'info', 'warn', 'error', 'fatal'])
           .default('info'),
       )
-      .option('--job <job-id>', 'only lines about this job (or a unique prefix of its id)'),
+      .option('--job <job-id>', 'only lines about this job (or a unique prefix of its id)', parseJobIdPrefix),
   ).action((id: string | undefined, o: RawWorkdir & { follow: boolean; level: string; json: boolean; job?: string }) =>
     run(
       handlers.logs({

@@ -126,11 +126,14 @@ export class EtcdConnection {
       // A wrong password or an unknown CA is not "etcd is down": say which key to fix.
       const refused = etcdRefusal(err, this.endpoints, this.credentials);
       if (refused) throw refused;
-      // A TLS handshake that fails on an unknown CA reads as "No connection established" too.
-      const tlsHint =
-        this.endpoints.some((e) => e.startsWith('https://')) && !this.credentials.tls?.ca
-          ? ', and set high-availability.etcd.tls.ca-file if etcd has a certificate of a private CA'
-          : '';
+      // A TLS handshake that fails on an unknown CA reads as "No connection established" too,
+      // with no reason grpc passes on: name the CA key whether it is missing or set.
+      const https = this.endpoints.some((e) => e.startsWith('https://'));
+      const tlsHint = !https
+        ? ''
+        : this.credentials.tls?.ca
+          ? ", or high-availability.etcd.tls.ca-file if it is not the CA that signed etcd's certificate"
+          : ', and set high-availability.etcd.tls.ca-file if etcd has a certificate of a private CA';
       throw new EtcdUnavailableError(
         `${what} ${key} at etcd ${this.endpoints.join(',')} failed (${errorMessage(err).split('\n')[0]}); check that etcd runs there or fix high-availability.etcd.endpoints${tlsHint}`,
         { cause: err },

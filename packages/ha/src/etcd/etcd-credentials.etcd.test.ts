@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Configuration } from '@rebound/core';
 import { type EtcdCluster, etcdAvailable, startEtcdCluster } from '../testing/etcd-cluster.js';
+import { makeEtcdTlsFiles } from '../testing/etcd-security.js';
 import { EtcdConnection } from './etcd-connection.js';
 
 const available = etcdAvailable();
@@ -84,6 +85,13 @@ describe.skipIf(!available)('etcd credentials and TLS', () => {
     const { ['high-availability.etcd.tls.ca-file']: _ca, ...noCa } = good;
     expect(await firstCall(noCa)).toMatch(
       /^reading \/default\/leader at etcd https:\/\/localhost:\d+ failed \(.*\); check that etcd runs there or fix high-availability\.etcd\.endpoints, and set high-availability\.etcd\.tls\.ca-file if etcd has a certificate of a private CA$/,
+    );
+  });
+
+  it("with a CA that did not sign etcd's certificate, the line names tls.ca-file", async () => {
+    const other = await makeEtcdTlsFiles(join(dir, 'other-ca'), 'localhost');
+    expect(await firstCall({ ...good, 'high-availability.etcd.tls.ca-file': other.caFile })).toMatch(
+      /^reading \/default\/leader at etcd https:\/\/localhost:\d+ failed \(.*\); check that etcd runs there or fix high-availability\.etcd\.endpoints, or high-availability\.etcd\.tls\.ca-file if it is not the CA that signed etcd's certificate$/,
     );
   });
 
