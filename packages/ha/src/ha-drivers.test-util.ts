@@ -1,7 +1,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Configuration, silentLogger } from '@rebound/core';
+import { Configuration, silentLogger, type JobGraph } from '@rebound/core';
 import { EtcdHaServices } from './etcd/etcd-ha-services.js';
 import { HaPaths } from './file/ha-dir.js';
 import type { HighAvailabilityServices, LeaderElection } from './ha-services.js';
@@ -154,3 +154,29 @@ export class DriverFixture {
     return { ha, election, epoch: await contender.nextGrant(0) };
   }
 }
+
+/** A small job graph of two vertices, as a client submits it. */
+export function sampleJobGraph(jobId: string, name: string, submittedAtMs: number): JobGraph {
+  return {
+    job_id: jobId,
+    name,
+    submitted_at_ms: submittedAtMs,
+    job_args: ['--n', '3'],
+    config: { 'parallelism.default': '2' },
+    module_digest: 'abc',
+    vertices: [
+      {
+        id: 'v1',
+        name: 'Source: numbers',
+        parallelism: 2,
+        operator_ids: ['op1'],
+        source_operator_id: 'op1',
+        source_supports_batch_snapshot: true,
+      },
+      { id: 'v2', name: 'Sink', inputs: [{ source_vertex_id: 'v1' }], sink: null },
+    ],
+  };
+}
+
+/** A job module's bundle. */
+export const sampleBundle = new TextEncoder().encode('export default () => 42;\n');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode, type JobGraph, JobNotFoundError, newJobId, ReboundError } from '@rebound/core';
 import { HaPaths } from './file/ha-dir.js';
-import { backendsUnderTest, DriverFixture } from './ha-drivers.test-util.js';
+import { backendsUnderTest, DriverFixture, sampleBundle, sampleJobGraph } from './ha-drivers.test-util.js';
 import { DefaultJobGraphStore } from './job-graph-store.js';
 
 /** The job graph store as both backends provide it (see ha-drivers.test-util.ts for how each half runs). */
@@ -26,29 +26,8 @@ describe.each(backendsUnderTest())('job graph store on the $name driver', (backe
     submitted_at_ms: submittedAtMs,
   });
 
-  function graph(jobId: string, name: string, submittedAtMs: number): JobGraph {
-    return {
-      job_id: jobId,
-      name,
-      submitted_at_ms: submittedAtMs,
-      job_args: ['--n', '3'],
-      config: { 'parallelism.default': '2' },
-      module_digest: 'abc',
-      vertices: [
-        {
-          id: 'v1',
-          name: 'Source: numbers',
-          parallelism: 2,
-          operator_ids: ['op1'],
-          source_operator_id: 'op1',
-          source_supports_batch_snapshot: true,
-        },
-        { id: 'v2', name: 'Sink', inputs: [{ source_vertex_id: 'v1' }], sink: null },
-      ],
-    };
-  }
-
-  const bundle = new TextEncoder().encode('export default () => 42;\n');
+  const graph = sampleJobGraph;
+  const bundle = sampleBundle;
 
   it('stores jobs for the leader: graph, status, attachments, listings and retention', async () => {
     const { store } = await leaderStore();

@@ -5,6 +5,7 @@ import { decodeMessage, type JobGraph, type JobGraph__Output, JobNotFoundError, 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { HaPaths } from './file/ha-dir.js';
 import { FileJobGraphStore } from './file/file-job-graph-store.js';
+import { sampleBundle, sampleJobGraph } from './ha-drivers.test-util.js';
 
 let haDir: string;
 let store: FileJobGraphStore;
@@ -18,29 +19,8 @@ afterEach(async () => {
   await rm(haDir, { recursive: true, force: true });
 });
 
-function graph(jobId: string, name: string, submittedAtMs: number): JobGraph {
-  return {
-    job_id: jobId,
-    name,
-    submitted_at_ms: submittedAtMs,
-    job_args: ['--n', '3'],
-    config: { 'parallelism.default': '2' },
-    module_digest: 'abc',
-    vertices: [
-      {
-        id: 'v1',
-        name: 'Source: numbers',
-        parallelism: 2,
-        operator_ids: ['op1'],
-        source_operator_id: 'op1',
-        source_supports_batch_snapshot: true,
-      },
-      { id: 'v2', name: 'Sink', inputs: [{ source_vertex_id: 'v1' }], sink: null },
-    ],
-  };
-}
-
-const bundle = new TextEncoder().encode('export default () => 42;\n');
+const graph = sampleJobGraph;
+const bundle = sampleBundle;
 
 /**
  * The file driver's own behaviour: the files in the job directory, torn or foreign files, stray
