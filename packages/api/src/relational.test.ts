@@ -6,18 +6,7 @@ import { avg, buildJob, count, defineJob, max, min, sum, type DataSet, type Exec
 import { csvField } from './sources/csv-format.js';
 import { duckdbQuery, sqlString } from './testing/duckdb.js';
 import { runLocally } from './testing/run-locally.js';
-
-/** Seeded generator: the same files on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom as rng } from './testing/seeded-random.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rebound-relational-'));
 const ORDERS = join(dir, 'orders.csv');

@@ -7,20 +7,9 @@ import type { Source } from '../source.js';
 import { duckdbQuery, sqlString } from '../testing/duckdb.js';
 import { collectionSource } from './collection-source.js';
 import { JsonLinesSource } from './json-lines-source.js';
+import { seededRandom as rng } from '../testing/seeded-random.js';
 
 const root = mkdtempSync(join(tmpdir(), 'rebound-jsonl-'));
-
-/** Seeded generator: the same file on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A JSON string literal written by hand, not by JSON.stringify: each character raw where JSON
